@@ -1,0 +1,101 @@
+//! Actions: what a spec proposes ([`Action`], with [`Target`]s that may be
+//! selectors), the candidates its generator tree yields ([`Candidate`]), and
+//! what the host actually dispatched ([`ResolvedAction`]).
+
+use serde::{Deserialize, Serialize};
+
+use crate::device::model::{Bounds, Key, Point};
+
+/// An action as the spec wrote it. JSON: `{"type": "tap", "on": ...}` etc.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum Action {
+    Tap {
+        on: Target,
+    },
+    /// Types into `into` (tapped first) or, without it, the focused element.
+    InputText {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        into: Option<Target>,
+        text: String,
+    },
+    Swipe {
+        from: Target,
+        to: Target,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duration_millis: Option<u32>,
+    },
+    PressKey {
+        key: Key,
+    },
+    Wait {
+        duration_millis: u32,
+    },
+}
+
+/// Where an action points: a selector (`"desc:login_submit"`, `"id:…"`,
+/// `"text:…"`, `"descPrefix:…"`), or an element or point with a centre.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Target {
+    Selector(String),
+    /// An element the spec found (its centre `x`/`y`, and its bounds), or a bare point.
+    Element {
+        x: i32,
+        y: i32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bounds: Option<Bounds>,
+    },
+}
+
+/// One step of a candidate's path through the spec's generator tree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PathStep {
+    /// The child's position among its siblings.
+    pub index: u32,
+    /// The weight the spec gave this child (1 where none was given).
+    pub weight: f64,
+    /// A name for the trace, e.g. the generator's variable or `weighted[2]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+/// One action a spec's generator tree offers this step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// From the root's child down to the generator that yielded the action.
+    pub path: Vec<PathStep>,
+    pub action: Action,
+}
+
+impl Candidate {
+    /// The path as one readable string, e.g. `0:login/2:fillEmail`.
+    pub fn path_label(&self) -> String {
+        self.path
+            .iter()
+            .map(|step| match &step.label {
+                Some(label) => format!("{}:{label}", step.index),
+                None => step.index.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+}
+
+/// What the host dispatched: the spec's action with its targets resolved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResolvedAction {
+    pub action: Action,
+    /// The generator path that offered it (see [`Candidate::path_label`]).
+    pub generator: String,
+    /// The point tapped or swiped from, after resolving the target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub point: Option<Point>,
+    /// The bounds of the element the target resolved to, if it was an element.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<Bounds>,
+    /// A swipe's end point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_point: Option<Point>,
+}

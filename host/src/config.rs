@@ -1,0 +1,1 @@
+//! `uatu.toml` and its merge with the command line.

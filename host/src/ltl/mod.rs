@@ -1,0 +1,1 @@
+//! Linear temporal logic: formulas and their progression over a run.

@@ -1,0 +1,1 @@
+//! The run directory: meta.json, trace.jsonl, screenshots, summary.json.

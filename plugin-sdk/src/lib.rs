@@ -1,0 +1,1 @@
+//! The public plugin contract of uatu. See `docs/plugins.md`.
