@@ -1,0 +1,144 @@
+use std::fs;
+
+use super::*;
+use crate::state::State;
+
+fn record(step: u64) -> StepRecord {
+    let mut state = State {
+        step,
+        time: step * 250,
+        ..State::default()
+    };
+    state.snapshots.insert("route".into(), serde_json::json!("home"));
+    StepRecord {
+        step,
+        time: state.time,
+        state,
+        screenshot: None,
+        extractors: Default::default(),
+        properties: Default::default(),
+        candidates: 3,
+        action: None,
+        events: vec![Event::NoAction],
+        metrics: StepMetrics::default(),
+    }
+}
+
+fn run_with_steps(count: u64) -> (tempfile::TempDir, RunDir) {
+    let output = tempfile::tempdir().expect("temp dir");
+    let mut run = RunDir::create(output.path(), time::OffsetDateTime::UNIX_EPOCH, 42).expect("run dir");
+    for step in 0..count {
+        run.append_step(&record(step)).expect("append");
+    }
+    (output, run)
+}
+
+#[test]
+fn run_directory_is_named_by_utc_time_and_seed() {
+    let (_output, run) = run_with_steps(0);
+    let name = run
+        .path()
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    assert_eq!(name, "19700101T000000Z-42");
+    assert!(run.path().join("screenshots").is_dir());
+}
+
+#[test]
+fn reader_returns_every_step_written() {
+    let (_output, run) = run_with_steps(5);
+    let steps = read_steps(run.path()).expect("reads");
+    assert_eq!(
+        steps.iter().map(|r| r.step).collect::<Vec<_>>(),
+        vec![0, 1, 2, 3, 4]
+    );
+    assert_eq!(steps[3], record(3));
+}
+
+#[test]
+fn a_trace_cut_anywhere_in_its_last_record_yields_every_complete_step() {
+    let (_output, run) = run_with_steps(4);
+    let trace = run.path().join("trace.jsonl");
+    let bytes = fs::read(&trace).expect("trace");
+    let last_start = bytes[..bytes.len() - 1]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .expect("several lines")
+        + 1;
+    // Every cut a killed writer could leave inside the last record.
+    for cut in last_start + 1..bytes.len() - 1 {
+        fs::write(&trace, &bytes[..cut]).expect("truncate");
+        let mut reader = TraceReader::open(&trace).expect("open");
+        let steps: Vec<u64> = reader
+            .by_ref()
+            .map(|r| r.expect("complete records parse").step)
+            .collect();
+        assert_eq!(steps, vec![0, 1, 2], "cut at byte {cut}");
+        assert!(reader.torn(), "cut at byte {cut} is reported as torn");
+    }
+    // A whole record that only lacks its newline is still a whole step.
+    fs::write(&trace, &bytes[..bytes.len() - 1]).expect("truncate");
+    assert_eq!(read_steps(&trace).expect("reads").len(), 4);
+}
+
+#[test]
+fn a_killed_writer_process_leaves_a_readable_trace() {
+    // A child process appends records in a loop until it is SIGKILLed; what it
+    // left must read back as a prefix of whole steps.
+    let output = tempfile::tempdir().expect("temp dir");
+    let trace = output.path().join("trace.jsonl");
+    let line = serde_json::to_string(&record(0)).expect("json");
+    let script = format!(
+        "i=0; while :; do printf '%s\\n' '{}' | sed \"s/\\\"step\\\":0/\\\"step\\\":$i/\" >> {}; i=$((i+1)); done",
+        line.replace('\'', ""),
+        trace.display()
+    );
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&script)
+        .spawn()
+        .expect("spawn writer");
+    while fs::metadata(&trace).map(|m| m.len()).unwrap_or(0) < 20_000 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reaped");
+    let steps: Vec<u64> = TraceReader::open(&trace)
+        .expect("open")
+        .map(|r| r.expect("whole records parse").step)
+        .collect();
+    assert!(steps.len() > 10);
+    assert!(
+        steps.iter().enumerate().all(|(i, &s)| s == i as u64),
+        "a prefix of whole steps"
+    );
+}
+
+#[test]
+fn a_bad_record_before_the_end_is_an_error_naming_its_line() {
+    let (_output, run) = run_with_steps(2);
+    let trace = run.path().join("trace.jsonl");
+    let mut bytes = fs::read(&trace).expect("trace");
+    bytes.splice(0..0, b"{not json}\n".iter().copied());
+    fs::write(&trace, bytes).expect("write");
+    let error = read_steps(&trace).unwrap_err();
+    assert!(error.to_string().contains("trace.jsonl:1:"), "{error}");
+}
+
+#[test]
+fn json_documents_are_replaced_whole() {
+    let (_output, run) = run_with_steps(0);
+    let path = run.path().join("meta.json");
+    write_json_atomically(&path, &serde_json::json!({"seed": 1})).expect("write");
+    write_json_atomically(&path, &serde_json::json!({"seed": 2})).expect("rewrite");
+    let meta: serde_json::Value = serde_json::from_slice(&fs::read(&path).expect("read")).expect("json");
+    assert_eq!(meta["seed"], 2);
+    let leftovers: Vec<_> = fs::read_dir(run.path())
+        .expect("list")
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".partial"))
+        .collect();
+    assert!(leftovers.is_empty());
+}
