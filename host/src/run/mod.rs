@@ -1,5 +1,8 @@
 //! The step loop: `uatu run`.
 
+pub mod strategy;
+pub mod target;
+
 use crate::cli::RunArgs;
 use crate::exit::Status;
 
