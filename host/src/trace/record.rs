@@ -72,6 +72,10 @@ pub struct StepRecord {
     pub time: u64,
     /// The full state the spec saw: `uatu check` re-evaluates from it.
     pub state: State,
+    /// False for a step at which the app was gone (crashed, disconnected):
+    /// the spec and the properties were not evaluated on it.
+    #[serde(default = "evaluated_by_default")]
+    pub evaluated: bool,
     /// The screenshot, relative to the run directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screenshot: Option<String>,
@@ -91,6 +95,10 @@ pub struct StepRecord {
     pub events: Vec<Event>,
     #[serde(default)]
     pub metrics: StepMetrics,
+}
+
+fn evaluated_by_default() -> bool {
+    true
 }
 
 /// A property's standing after one step.
