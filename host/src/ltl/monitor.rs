@@ -102,7 +102,7 @@ impl PropertyMonitor {
     pub fn new(name: impl Into<String>, formula: Formula) -> Self {
         PropertyMonitor {
             name: name.into(),
-            fresh: Term::lower(&formula),
+            fresh: checked_from_every_step(Term::lower(&formula)),
             predicate_ids: formula.predicate_ids(),
             formula,
             pending: Vec::new(),
@@ -251,6 +251,15 @@ impl PropertyMonitor {
     pub fn finish(self) -> Verdict {
         self.verdict()
     }
+}
+
+/// The obligation a property instantiates at each step: its formula without outer `always`s, which
+/// checking from every step already implies (so residuals do not carry a redundant copy).
+fn checked_from_every_step(mut term: Term) -> Term {
+    while let Term::Always(inner) = term {
+        term = Term::clone(&inner);
+    }
+    term
 }
 
 /// The monitors of all the properties of a spec, in the order given.

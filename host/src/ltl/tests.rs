@@ -613,3 +613,25 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_documented_residual_example() {
+    let monitor = run(
+        p().implies(q().eventually_within(Bound::Steps(3))).always(),
+        &["", "", "", "", "p"],
+    );
+    assert_eq!(
+        monitor.residual_json(),
+        serde_json::json!([{"op":"eventually_by","arg":{"op":"pred","id":1},"deadline":{"step":7}}])
+    );
+    // Later p steps add later deadlines, which the earliest one subsumes.
+    let monitor = run(
+        p().implies(q().eventually_within(Bound::Steps(3))).always(),
+        &["", "", "", "", "p", "p"],
+    );
+    assert_eq!(
+        monitor.residual_json()[0]["deadline"],
+        serde_json::json!({"step": 7})
+    );
+    assert_eq!(monitor.pending().len(), 1);
+}
