@@ -16,6 +16,55 @@ pub enum Bound {
     Ms(u64),
 }
 
+/// A `within(amount, unit)` of the spec API that is not a valid bound.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum InvalidBound {
+    /// The unit is not one of `steps`, `seconds`, `milliseconds`.
+    #[error(
+        "unknown unit {0:?} for eventually(...).within: expected \"steps\", \"seconds\" or \"milliseconds\""
+    )]
+    Unit(String),
+    /// The amount is negative, not finite, too large, or (for steps) not a whole number.
+    #[error("invalid amount {amount} {unit} for eventually(...).within: expected a non-negative {expected}")]
+    Amount {
+        /// The amount given.
+        amount: f64,
+        /// The unit given.
+        unit: String,
+        /// What the unit accepts.
+        expected: &'static str,
+    },
+}
+
+impl Bound {
+    /// The bound of the spec API's `eventually(f).within(amount, unit)`: `"steps"` becomes
+    /// [`Bound::Steps`]; `"seconds"` and `"milliseconds"` become [`Bound::Ms`] (fractions of a
+    /// millisecond are rounded up, so a bound is never shortened).
+    pub fn from_spec(amount: f64, unit: &str) -> Result<Bound, InvalidBound> {
+        let invalid = |expected| InvalidBound::Amount {
+            amount,
+            unit: unit.to_string(),
+            expected,
+        };
+        // 2^53: beyond it an f64 no longer holds every integer.
+        const LARGEST: f64 = 9_007_199_254_740_992.0;
+        let whole = |value: f64, expected| {
+            if value.is_finite() && (0.0..=LARGEST).contains(&value) {
+                Ok(value as u64)
+            } else {
+                Err(invalid(expected))
+            }
+        };
+        match unit {
+            "steps" if amount.fract() != 0.0 => Err(invalid("whole number of steps")),
+            "steps" => whole(amount, "whole number of steps").map(Bound::Steps),
+            "seconds" => whole((amount * 1000.0).ceil(), "number of seconds").map(Bound::Ms),
+            "milliseconds" => whole(amount.ceil(), "number of milliseconds").map(Bound::Ms),
+            other => Err(InvalidBound::Unit(other.to_string())),
+        }
+    }
+}
+
 /// A linear temporal logic formula over the predicates of a spec.
 ///
 /// Serialised tagged by `"op"`, e.g. `{"op":"eventually","arg":{"op":"pred","id":1},"within":{"ms":500}}`.

@@ -18,7 +18,7 @@ mod reference;
 #[cfg(test)]
 mod tests;
 
-pub use formula::{Bound, Formula};
+pub use formula::{Bound, Formula, InvalidBound};
 pub use monitor::{
     MAX_KEPT_ERRORS, PredicateError, PredicateValue, PropertyMonitor, PropertyReport, PropertySet, Status,
     StepInput,

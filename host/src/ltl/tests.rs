@@ -635,3 +635,25 @@ fn the_documented_residual_example() {
     );
     assert_eq!(monitor.pending().len(), 1);
 }
+
+#[test]
+fn spec_units_become_steps_or_milliseconds() {
+    assert_eq!(Bound::from_spec(3.0, "steps"), Ok(Bound::Steps(3)));
+    assert_eq!(Bound::from_spec(1.5, "seconds"), Ok(Bound::Ms(1500)));
+    assert_eq!(Bound::from_spec(0.0004, "seconds"), Ok(Bound::Ms(1)));
+    assert_eq!(Bound::from_spec(250.0, "milliseconds"), Ok(Bound::Ms(250)));
+    assert!(matches!(
+        Bound::from_spec(2.5, "steps"),
+        Err(InvalidBound::Amount { .. })
+    ));
+    assert!(matches!(
+        Bound::from_spec(-1.0, "milliseconds"),
+        Err(InvalidBound::Amount { .. })
+    ));
+    assert!(matches!(
+        Bound::from_spec(f64::NAN, "seconds"),
+        Err(InvalidBound::Amount { .. })
+    ));
+    let unit = Bound::from_spec(1.0, "minutes").expect_err("minutes are not a unit");
+    assert!(unit.to_string().contains("\"minutes\""), "{unit}");
+}
