@@ -222,7 +222,8 @@ impl PropertyMonitor {
             Presumption::True | Presumption::PresumedTrue => Verdict::Passed,
             Presumption::Unknown => Verdict::Inconclusive,
             Presumption::PresumedFalse => Verdict::Unmet,
-            // Unreachable while `pending` stays normalised; treated as "nothing outstanding" would hide a failure.
+            // Unreachable: `step` drops constant results and normalised terms hold no constants. Were it
+            // reached, reporting a violation is the safe side.
             Presumption::False => Verdict::Violated {
                 step: 0,
                 time_ms: 0,
