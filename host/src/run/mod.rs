@@ -1,7 +1,9 @@
 //! The step loop: `uatu run`.
 
+pub mod report;
 pub mod strategy;
 pub mod target;
+pub mod verify;
 
 use crate::cli::RunArgs;
 use crate::exit::Status;
