@@ -154,7 +154,10 @@ fn millis(duration: Duration) -> u32 {
 }
 
 fn to_proto_point(point: Point) -> proto::Point {
-    proto::Point { x: point.x, y: point.y }
+    proto::Point {
+        x: point.x,
+        y: point.y,
+    }
 }
 
 pub(crate) fn to_proto_key(key: Key) -> proto::Key {
@@ -263,7 +266,9 @@ impl Driver for GrpcDriver {
             launcher_activity: launcher_activity.map(str::to_string),
         };
         let response = self
-            .call("Launch", self.timeouts.default, |mut c| async move { c.launch(request).await })
+            .call("Launch", self.timeouts.default, |mut c| async move {
+                c.launch(request).await
+            })
             .await?;
         Ok(response.device_time_ms)
     }
@@ -272,8 +277,10 @@ impl Driver for GrpcDriver {
         let request = proto::TerminateRequest {
             bundle_id: bundle_id.to_string(),
         };
-        self.call("Terminate", self.timeouts.default, |mut c| async move { c.terminate(request).await })
-            .await?;
+        self.call("Terminate", self.timeouts.default, |mut c| async move {
+            c.terminate(request).await
+        })
+        .await?;
         Ok(())
     }
 
@@ -282,7 +289,9 @@ impl Driver for GrpcDriver {
             point: Some(to_proto_point(point)),
         };
         let response = self
-            .call("Tap", self.timeouts.default, |mut c| async move { c.tap(request).await })
+            .call("Tap", self.timeouts.default, |mut c| async move {
+                c.tap(request).await
+            })
             .await?;
         Ok(Self::input_outcome(response))
     }
@@ -306,9 +315,13 @@ impl Driver for GrpcDriver {
     }
 
     async fn input_text(&self, text: &str) -> Result<InputOutcome, DeviceError> {
-        let request = proto::InputTextRequest { text: text.to_string() };
+        let request = proto::InputTextRequest {
+            text: text.to_string(),
+        };
         let response = self
-            .call("InputText", self.timeouts.default, |mut c| async move { c.input_text(request).await })
+            .call("InputText", self.timeouts.default, |mut c| async move {
+                c.input_text(request).await
+            })
             .await?;
         Ok(Self::input_outcome(response))
     }
@@ -331,7 +344,9 @@ impl Driver for GrpcDriver {
             key: to_proto_key(key).into(),
         };
         let response = self
-            .call("PressKey", self.timeouts.default, |mut c| async move { c.press_key(request).await })
+            .call("PressKey", self.timeouts.default, |mut c| async move {
+                c.press_key(request).await
+            })
             .await?;
         Ok(Self::input_outcome(response))
     }
@@ -396,7 +411,9 @@ impl Driver for GrpcDriver {
             min_level: to_proto_level(min_level).into(),
         };
         let response = self
-            .call("RecentLogs", self.timeouts.default, |mut c| async move { c.recent_logs(request).await })
+            .call("RecentLogs", self.timeouts.default, |mut c| async move {
+                c.recent_logs(request).await
+            })
             .await?;
         response
             .entries
@@ -405,7 +422,10 @@ impl Driver for GrpcDriver {
                 let level = from_proto_level(entry.level).ok_or_else(|| {
                     self.invalid(
                         "RecentLogs",
-                        format!("log entry at {} ms has unknown level {}", entry.time_ms, entry.level),
+                        format!(
+                            "log entry at {} ms has unknown level {}",
+                            entry.time_ms, entry.level
+                        ),
                     )
                 })?;
                 Ok(LogEntry {
@@ -424,7 +444,9 @@ impl Driver for GrpcDriver {
         };
         let limit = timeout + self.timeouts.wait_margin;
         let response = self
-            .call("WaitForIdle", limit, |mut c| async move { c.wait_for_idle(request).await })
+            .call("WaitForIdle", limit, |mut c| async move {
+                c.wait_for_idle(request).await
+            })
             .await?;
         Ok(IdleOutcome {
             idle: response.idle,

@@ -123,7 +123,10 @@ impl DisconnectReason {
     /// Whether the host tells the app why it closes the connection: not when
     /// the app left on its own.
     fn host_says_goodbye(&self) -> bool {
-        !matches!(self, Self::Goodbye(_) | Self::Closed | Self::Truncated { .. } | Self::Io(_))
+        !matches!(
+            self,
+            Self::Goodbye(_) | Self::Closed | Self::Truncated { .. } | Self::Io(_)
+        )
     }
 }
 
@@ -176,7 +179,9 @@ pub enum AgentError {
 }
 
 fn last_attempt(last: &Option<DisconnectReason>) -> String {
-    last.as_ref().map(|reason| format!(" (last connection: {reason})")).unwrap_or_default()
+    last.as_ref()
+        .map(|reason| format!(" (last connection: {reason})"))
+        .unwrap_or_default()
 }
 
 /// Checks the first frame of a connection: a HELLO of this protocol version.
@@ -356,9 +361,12 @@ impl AgentListener {
     pub async fn pause(&self, timeout: Duration) -> Result<AgentState, AgentError> {
         let mut pauses = self.pauses.lock().await;
         let mut status = self.shared.status.subscribe();
-        let (connection, writer) = self.shared.attached_writer().ok_or_else(|| AgentError::NotConnected {
-            path: self.shared.socket_path.clone(),
-        })?;
+        let (connection, writer) = self
+            .shared
+            .attached_writer()
+            .ok_or_else(|| AgentError::NotConnected {
+                path: self.shared.socket_path.clone(),
+            })?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         self.send(&writer, &Message::Pause { id }).await?;
         let deadline = Instant::now() + timeout;
@@ -411,9 +419,11 @@ impl AgentListener {
 
     async fn send(&self, writer: &Writer, message: &Message) -> Result<(), AgentError> {
         let mut writer = writer.lock().await;
-        let sent =
-            tokio::time::timeout(self.shared.config.write_timeout, frame::write_frame(&mut *writer, message))
-                .await;
+        let sent = tokio::time::timeout(
+            self.shared.config.write_timeout,
+            frame::write_frame(&mut *writer, message),
+        )
+        .await;
         let failure = match sent {
             Ok(Ok(())) => return Ok(()),
             Ok(Err(e)) => e.to_string(),
@@ -440,13 +450,21 @@ impl Drop for AgentListener {
 fn create_private_dir(parent: &Path) -> Result<PathBuf, AgentError> {
     let mut last_error = None;
     for _ in 0..16 {
-        let dir = parent.join(format!("uatu-agent-{}-{:08x}", std::process::id(), rand::random::<u32>()));
+        let dir = parent.join(format!(
+            "uatu-agent-{}-{:08x}",
+            std::process::id(),
+            rand::random::<u32>()
+        ));
         match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
             Ok(()) => {
                 // The umask can only remove bits from 0700; set it anyway so
                 // the directory is private whatever created it.
-                std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
-                    .map_err(|source| AgentError::Setup { path: dir.clone(), source })?;
+                std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).map_err(|source| {
+                    AgentError::Setup {
+                        path: dir.clone(),
+                        source,
+                    }
+                })?;
                 return Ok(dir);
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last_error = Some(e),
@@ -493,10 +511,10 @@ async fn handle_client(shared: Arc<Shared>, stream: UnixStream) {
     let (reader, writer) = stream.into_split();
     let writer = Arc::new(tokio::sync::Mutex::new(writer));
     let Some(connection) = connection else {
+        shared.status.send_modify(|s| s.rejected_clients += 1);
         say_goodbye(&shared, &writer, ANOTHER_APP_ATTACHED).await;
         let _ = writer.lock().await.shutdown().await;
         drain(reader).await;
-        shared.status.send_modify(|s| s.rejected_clients += 1);
         return;
     };
     let mut reader = reader;
@@ -510,7 +528,11 @@ async fn handle_client(shared: Arc<Shared>, stream: UnixStream) {
         if slot.busy == Some(connection) {
             slot.busy = None;
         }
-        if slot.writer.as_ref().is_some_and(|(attached, _)| *attached == connection) {
+        if slot
+            .writer
+            .as_ref()
+            .is_some_and(|(attached, _)| *attached == connection)
+        {
             slot.writer = None;
         }
     }
@@ -592,7 +614,11 @@ async fn say_goodbye(shared: &Shared, writer: &Writer, reason: &str) {
     };
     let mut writer = writer.lock().await;
     // Best effort: the app may already be gone.
-    let _ = tokio::time::timeout(shared.config.write_timeout, frame::write_frame(&mut *writer, &message)).await;
+    let _ = tokio::time::timeout(
+        shared.config.write_timeout,
+        frame::write_frame(&mut *writer, &message),
+    )
+    .await;
 }
 
 /// Discards what the app still sends for a moment after our side is shut
