@@ -637,3 +637,51 @@ async fn drain(mut reader: OwnedReadHalf) {
     };
     let _ = tokio::time::timeout(Duration::from_millis(200), drain).await;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hello(version: u32) -> Message {
+        Message::Hello {
+            protocol_version: version,
+            sdk_version: "1.0.0".into(),
+            platform: "sim".into(),
+            app_id: "app.folio".into(),
+        }
+    }
+
+    #[test]
+    fn a_hello_of_this_version_is_accepted() {
+        let hello = check_hello(&hello(PROTOCOL_VERSION)).expect("accepted");
+        assert_eq!(hello.app_id, "app.folio");
+    }
+
+    #[test]
+    fn a_version_mismatch_names_both_versions() {
+        let reason = check_hello(&hello(PROTOCOL_VERSION + 1)).unwrap_err();
+        let text = reason.to_string();
+        assert!(
+            text.contains(&format!("host speaks version {PROTOCOL_VERSION}")),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("SDK speaks version {}", PROTOCOL_VERSION + 1)),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_first_frame_other_than_hello_is_refused() {
+        let reason = check_hello(&Message::Pause { id: 1 }).unwrap_err();
+        assert_eq!(reason, DisconnectReason::NoHello("PAUSE".into()));
+    }
+
+    #[test]
+    fn a_crash_goodbye_is_recognised() {
+        let crash = DisconnectReason::Goodbye("crash: java.lang.Error: boom".into());
+        assert_eq!(crash.crash(), Some("java.lang.Error: boom"));
+        assert_eq!(DisconnectReason::Goodbye("finishing".into()).crash(), None);
+        assert_eq!(DisconnectReason::Closed.crash(), None);
+    }
+}
