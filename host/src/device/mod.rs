@@ -2,12 +2,14 @@
 //! and the host side of the in-app SDK socket (`agent`, `proto/agent.md`).
 
 pub mod agent;
+pub mod grpc;
 pub mod model;
 
 use std::time::Duration;
 
 use async_trait::async_trait;
 
+pub use grpc::{CallTimeouts, GrpcDriver};
 pub use model::*;
 
 /// The generated `uatu.driver.v1` messages, client and server.

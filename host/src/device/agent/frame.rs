@@ -37,6 +37,13 @@ pub fn encode(message: &Message) -> Result<Vec<u8>, FrameError> {
 /// Decodes a payload (the bytes after the length prefix).
 pub fn decode_payload(payload: &[u8]) -> Result<Message, FrameError> {
     let value: serde_json::Value = serde_json::from_slice(payload).map_err(FrameError::BadJson)?;
+    // serde also accepts a tagged enum written as an array (`["PAUSE", 1]`);
+    // the protocol allows objects only.
+    if !value.is_object() {
+        return Err(FrameError::BadMessage(serde::de::Error::custom(
+            "a message must be a JSON object",
+        )));
+    }
     serde_json::from_value(value).map_err(FrameError::BadMessage)
 }
 

@@ -1,0 +1,687 @@
+//! The host side of the SDK socket: a Unix socket in a private directory that
+//! one app at a time connects to (`proto/agent.md`).
+//!
+//! The listener outlives connections: when the app process dies (a crash, a
+//! relaunch) its connection ends, the reason is recorded in [`AgentStatus`],
+//! and the next process to connect is accepted in its place, so a run can
+//! record "app disconnected" and carry on once it reconnects.
+
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::{mpsc, watch};
+use tokio::task::{AbortHandle, JoinHandle};
+use tokio::time::Instant;
+
+use super::frame::{self, FrameError};
+use super::message::{MAX_FRAME_BYTES, Message, PROTOCOL_VERSION};
+use crate::device::model::{ExceptionInfo, LogEntry};
+
+/// The socket's file name inside the listener's private directory.
+pub const SOCKET_FILE_NAME: &str = "agent.sock";
+
+/// The GOODBYE reason a second app gets while another one is attached.
+pub const ANOTHER_APP_ATTACHED: &str = "another app is attached";
+
+#[derive(Debug, Clone)]
+pub struct ListenerConfig {
+    /// Where the private socket directory is created; the system temp dir if `None`.
+    /// Keep it short: a Unix socket path has a limit of about 100 bytes.
+    pub parent: Option<PathBuf>,
+    /// How long a new connection may take to send its HELLO.
+    pub hello_timeout: Duration,
+    /// How long writing one frame to the app may take.
+    pub write_timeout: Duration,
+    /// How long a connection that arrives while another one is attached waits
+    /// for that one to end before it is turned away: a restarted app often
+    /// connects before the host has read the old connection's end of file.
+    pub reconnect_grace: Duration,
+}
+
+impl Default for ListenerConfig {
+    fn default() -> Self {
+        Self {
+            parent: None,
+            hello_timeout: Duration::from_secs(5),
+            write_timeout: Duration::from_secs(5),
+            reconnect_grace: Duration::from_millis(250),
+        }
+    }
+}
+
+/// What the app said about itself in HELLO.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Hello {
+    pub protocol_version: u32,
+    pub sdk_version: String,
+    pub platform: String,
+    pub app_id: String,
+}
+
+/// The app's answer to one PAUSE: its state at a safe point of its main loop.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgentState {
+    pub id: u64,
+    pub snapshots: serde_json::Map<String, serde_json::Value>,
+    pub exceptions: Vec<ExceptionInfo>,
+    pub logs: Vec<LogEntry>,
+    /// Probe ids hit since the previous STATE; `None` when the app has no coverage.
+    pub coverage: Option<Vec<String>>,
+}
+
+/// Why an app connection ended (or was refused during its handshake).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DisconnectReason {
+    #[error("the app said goodbye: {0}")]
+    Goodbye(String),
+    #[error("the app closed the connection")]
+    Closed,
+    #[error("the app closed the connection in the middle of a frame ({got} of {expected} bytes)")]
+    Truncated { expected: usize, got: usize },
+    #[error("the app sent a frame of {size} bytes, over the {MAX_FRAME_BYTES}-byte limit")]
+    Oversize { size: usize },
+    #[error("the app sent a malformed frame: {0}")]
+    Malformed(String),
+    #[error("the app sent {0}, which the host does not expect from an app")]
+    Unexpected(String),
+    #[error("the app's first frame was {0}, not HELLO")]
+    NoHello(String),
+    #[error("the app sent no HELLO within {0:?}")]
+    HelloTimeout(Duration),
+    #[error("protocol version mismatch: the host speaks version {host}, the app's SDK speaks version {app}")]
+    VersionMismatch { host: u32, app: u32 },
+    #[error("socket error: {0}")]
+    Io(String),
+}
+
+impl DisconnectReason {
+    /// The crash report of a GOODBYE `crash: <class>: <message>`, if this is one.
+    pub fn crash(&self) -> Option<&str> {
+        match self {
+            Self::Goodbye(reason) => reason.strip_prefix("crash:").map(str::trim_start),
+            _ => None,
+        }
+    }
+
+    fn from_frame_error(error: FrameError) -> Self {
+        match error {
+            FrameError::Closed => Self::Closed,
+            FrameError::Truncated { expected, got } => Self::Truncated { expected, got },
+            FrameError::Oversize { size } => Self::Oversize { size },
+            FrameError::BadJson(_) | FrameError::BadMessage(_) => Self::Malformed(error.to_string()),
+            FrameError::Io(e) => Self::Io(e.to_string()),
+        }
+    }
+
+    /// Whether the host tells the app why it closes the connection: not when
+    /// the app left on its own.
+    fn host_says_goodbye(&self) -> bool {
+        !matches!(
+            self,
+            Self::Goodbye(_) | Self::Closed | Self::Truncated { .. } | Self::Io(_)
+        )
+    }
+}
+
+/// The connection as a run loop sees it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentStatus {
+    /// The number of the attached connection (1 for the first app to complete
+    /// its handshake), `None` while no app is attached.
+    pub connected: Option<u64>,
+    /// The HELLO of the attached app, or of the last one.
+    pub last_hello: Option<Hello>,
+    /// Connections that completed their handshake so far.
+    pub connections: u64,
+    /// Why the last connection ended or was refused.
+    pub last_disconnect: Option<DisconnectReason>,
+    /// Connections turned away because another app was attached.
+    pub rejected_clients: u64,
+}
+
+impl AgentStatus {
+    pub fn is_connected(&self) -> bool {
+        self.connected.is_some()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error("cannot set up the SDK socket at {path}: {source}")]
+    Setup {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("no app is connected to the SDK socket {path}")]
+    NotConnected { path: PathBuf },
+    #[error("no app connected to the SDK socket {path} within {after:?}{}", last_attempt(.last))]
+    NoApp {
+        path: PathBuf,
+        after: Duration,
+        last: Option<DisconnectReason>,
+    },
+    #[error("the app did not answer PAUSE {id} within {after:?}")]
+    PauseTimeout { id: u64, after: Duration },
+    #[error("the app disconnected: {0}")]
+    Disconnected(DisconnectReason),
+    #[error("cannot send {what} to the app: {message}")]
+    Send { what: String, message: String },
+    #[error("RESUME without a PAUSE that the app answered")]
+    NotPaused,
+}
+
+fn last_attempt(last: &Option<DisconnectReason>) -> String {
+    last.as_ref()
+        .map(|reason| format!(" (last connection: {reason})"))
+        .unwrap_or_default()
+}
+
+/// Checks the first frame of a connection: a HELLO of this protocol version.
+pub fn check_hello(message: &Message) -> Result<Hello, DisconnectReason> {
+    match message {
+        Message::Hello {
+            protocol_version,
+            sdk_version,
+            platform,
+            app_id,
+        } => {
+            if *protocol_version != PROTOCOL_VERSION {
+                return Err(DisconnectReason::VersionMismatch {
+                    host: PROTOCOL_VERSION,
+                    app: *protocol_version,
+                });
+            }
+            Ok(Hello {
+                protocol_version: *protocol_version,
+                sdk_version: sdk_version.clone(),
+                platform: platform.clone(),
+                app_id: app_id.clone(),
+            })
+        }
+        other => Err(DisconnectReason::NoHello(message_name(other).to_string())),
+    }
+}
+
+fn message_name(message: &Message) -> &'static str {
+    match message {
+        Message::Hello { .. } => "HELLO",
+        Message::Pause { .. } => "PAUSE",
+        Message::State { .. } => "STATE",
+        Message::Resume { .. } => "RESUME",
+        Message::Goodbye { .. } => "GOODBYE",
+    }
+}
+
+type Writer = Arc<tokio::sync::Mutex<OwnedWriteHalf>>;
+
+#[derive(Default)]
+struct Slot {
+    /// The connection holding the slot, from its accept until it closes.
+    busy: Option<u64>,
+    next_connection: u64,
+    /// The attached (handshake completed) connection's writer.
+    writer: Option<(u64, Writer)>,
+}
+
+struct Shared {
+    socket_path: PathBuf,
+    config: ListenerConfig,
+    slot: Mutex<Slot>,
+    status: watch::Sender<AgentStatus>,
+    states: mpsc::UnboundedSender<(u64, AgentState)>,
+    tasks: Mutex<Vec<AbortHandle>>,
+}
+
+impl Shared {
+    fn slot(&self) -> MutexGuard<'_, Slot> {
+        // A panic elsewhere cannot leave a Slot inconsistent: every update is one assignment.
+        self.slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn claim(&self) -> Option<u64> {
+        let mut slot = self.slot();
+        if slot.busy.is_some() {
+            return None;
+        }
+        slot.next_connection += 1;
+        slot.busy = Some(slot.next_connection);
+        slot.busy
+    }
+
+    fn attached_writer(&self) -> Option<(u64, Writer)> {
+        self.slot().writer.clone()
+    }
+
+    fn track(&self, handle: AbortHandle) {
+        let mut tasks = self.tasks.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        tasks.retain(|task| !task.is_finished());
+        tasks.push(handle);
+    }
+}
+
+struct PauseState {
+    states: mpsc::UnboundedReceiver<(u64, AgentState)>,
+    /// The connection and id of the last answered PAUSE not yet resumed.
+    paused: Option<(u64, u64)>,
+}
+
+/// Listens on the SDK socket; see the module documentation.
+pub struct AgentListener {
+    shared: Arc<Shared>,
+    dir: PathBuf,
+    accept: JoinHandle<()>,
+    pauses: tokio::sync::Mutex<PauseState>,
+    next_id: AtomicU64,
+}
+
+impl AgentListener {
+    /// Creates the private directory and the socket, and starts accepting apps.
+    pub async fn bind(config: ListenerConfig) -> Result<Self, AgentError> {
+        let parent = config.parent.clone().unwrap_or_else(std::env::temp_dir);
+        let dir = create_private_dir(&parent)?;
+        let socket_path = dir.join(SOCKET_FILE_NAME);
+        let listener = match bind_socket(&socket_path) {
+            Ok(listener) => listener,
+            Err(source) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(AgentError::Setup {
+                    path: socket_path,
+                    source,
+                });
+            }
+        };
+        let (states_tx, states_rx) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared {
+            socket_path,
+            config,
+            slot: Mutex::new(Slot::default()),
+            status: watch::Sender::new(AgentStatus::default()),
+            states: states_tx,
+            tasks: Mutex::new(Vec::new()),
+        });
+        let accept = tokio::spawn(accept_loop(listener, shared.clone()));
+        Ok(Self {
+            shared,
+            dir,
+            accept,
+            pauses: tokio::sync::Mutex::new(PauseState {
+                states: states_rx,
+                paused: None,
+            }),
+            next_id: AtomicU64::new(0),
+        })
+    }
+
+    /// The path apps connect to (given to the app, e.g. in an environment variable).
+    pub fn socket_path(&self) -> &Path {
+        &self.shared.socket_path
+    }
+
+    /// The private directory holding the socket, removed when the listener is dropped.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn status(&self) -> AgentStatus {
+        self.shared.status.borrow().clone()
+    }
+
+    /// Follows status changes (connects, disconnects, rejections).
+    pub fn subscribe(&self) -> watch::Receiver<AgentStatus> {
+        self.shared.status.subscribe()
+    }
+
+    /// Waits until an app is attached (returns at once if one is) and returns its HELLO.
+    pub async fn wait_for_app(&self, timeout: Duration) -> Result<Hello, AgentError> {
+        let mut status = self.shared.status.subscribe();
+        let waited = tokio::time::timeout(timeout, status.wait_for(|s| s.is_connected())).await;
+        match waited {
+            Ok(Ok(status)) => status.last_hello.clone().ok_or(AgentError::NotConnected {
+                path: self.shared.socket_path.clone(),
+            }),
+            _ => Err(AgentError::NoApp {
+                path: self.shared.socket_path.clone(),
+                after: timeout,
+                last: self.status().last_disconnect,
+            }),
+        }
+    }
+
+    /// Sends PAUSE and waits for the app's STATE with the same id. The app then
+    /// stays paused until [`resume`](Self::resume). STATEs answering earlier
+    /// PAUSEs (that timed out) are ignored.
+    pub async fn pause(&self, timeout: Duration) -> Result<AgentState, AgentError> {
+        let mut pauses = self.pauses.lock().await;
+        let mut status = self.shared.status.subscribe();
+        let (connection, writer) = self
+            .shared
+            .attached_writer()
+            .ok_or_else(|| AgentError::NotConnected {
+                path: self.shared.socket_path.clone(),
+            })?;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+        self.send(&writer, &Message::Pause { id }).await?;
+        let deadline = Instant::now() + timeout;
+        loop {
+            if status.borrow_and_update().connected != Some(connection) {
+                // A STATE sent just before the app left still counts.
+                while let Ok((from, state)) = pauses.states.try_recv() {
+                    if from == connection && state.id == id {
+                        pauses.paused = Some((connection, id));
+                        return Ok(state);
+                    }
+                }
+                return Err(self.disconnected());
+            }
+            tokio::select! {
+                biased;
+                Some((from, state)) = pauses.states.recv() => {
+                    if from == connection && state.id == id {
+                        pauses.paused = Some((connection, id));
+                        return Ok(state);
+                    }
+                }
+                changed = status.changed() => {
+                    if changed.is_err() {
+                        return Err(self.disconnected());
+                    }
+                }
+                () = tokio::time::sleep_until(deadline) => {
+                    return Err(AgentError::PauseTimeout { id, after: timeout });
+                }
+            }
+        }
+    }
+
+    /// Sends RESUME for the last answered PAUSE.
+    pub async fn resume(&self) -> Result<(), AgentError> {
+        let mut pauses = self.pauses.lock().await;
+        let (connection, id) = pauses.paused.take().ok_or(AgentError::NotPaused)?;
+        match self.shared.attached_writer() {
+            Some((attached, writer)) if attached == connection => {
+                self.send(&writer, &Message::Resume { id }).await
+            }
+            _ => Err(self.disconnected()),
+        }
+    }
+
+    fn disconnected(&self) -> AgentError {
+        AgentError::Disconnected(self.status().last_disconnect.unwrap_or(DisconnectReason::Closed))
+    }
+
+    async fn send(&self, writer: &Writer, message: &Message) -> Result<(), AgentError> {
+        let mut writer = writer.lock().await;
+        let sent = tokio::time::timeout(
+            self.shared.config.write_timeout,
+            frame::write_frame(&mut *writer, message),
+        )
+        .await;
+        let failure = match sent {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => format!("timed out after {:?}", self.shared.config.write_timeout),
+        };
+        Err(AgentError::Send {
+            what: message_name(message).to_string(),
+            message: failure,
+        })
+    }
+}
+
+impl Drop for AgentListener {
+    fn drop(&mut self) {
+        self.accept.abort();
+        let tasks = std::mem::take(&mut *self.shared.tasks.lock().unwrap_or_else(|p| p.into_inner()));
+        for task in tasks {
+            task.abort();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn create_private_dir(parent: &Path) -> Result<PathBuf, AgentError> {
+    let mut last_error = None;
+    for _ in 0..16 {
+        let dir = parent.join(format!(
+            "uatu-agent-{}-{:08x}",
+            std::process::id(),
+            rand::random::<u32>()
+        ));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => {
+                // The umask can only remove bits from 0700; set it anyway so
+                // the directory is private whatever created it.
+                std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).map_err(|source| {
+                    AgentError::Setup {
+                        path: dir.clone(),
+                        source,
+                    }
+                })?;
+                return Ok(dir);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last_error = Some(e),
+            Err(source) => {
+                return Err(AgentError::Setup {
+                    path: parent.to_path_buf(),
+                    source,
+                });
+            }
+        }
+    }
+    Err(AgentError::Setup {
+        path: parent.to_path_buf(),
+        source: last_error.unwrap_or_else(|| std::io::Error::other("no free directory name")),
+    })
+}
+
+fn bind_socket(path: &Path) -> std::io::Result<UnixListener> {
+    let listener = UnixListener::bind(path)?;
+    // The directory (0700) already keeps other users out; 0600 on the socket
+    // keeps them out even if the directory is later opened up.
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
+}
+
+async fn accept_loop(listener: UnixListener, shared: Arc<Shared>) {
+    loop {
+        match listener.accept().await {
+            Ok((stream, _)) => {
+                let task = tokio::spawn(handle_client(shared.clone(), stream));
+                shared.track(task.abort_handle());
+            }
+            // Out of file descriptors and the like: wait rather than spin.
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+}
+
+async fn handle_client(shared: Arc<Shared>, stream: UnixStream) {
+    let connection = match shared.claim() {
+        Some(connection) => Some(connection),
+        None => wait_for_free_slot(&shared).await,
+    };
+    let (reader, writer) = stream.into_split();
+    let writer = Arc::new(tokio::sync::Mutex::new(writer));
+    let Some(connection) = connection else {
+        shared.status.send_modify(|s| s.rejected_clients += 1);
+        say_goodbye(&shared, &writer, ANOTHER_APP_ATTACHED).await;
+        let _ = writer.lock().await.shutdown().await;
+        drain(reader).await;
+        return;
+    };
+    let mut reader = reader;
+    let reason = serve(&shared, connection, &mut reader, &writer).await;
+    if reason.host_says_goodbye() {
+        say_goodbye(&shared, &writer, &reason.to_string()).await;
+    }
+    let _ = writer.lock().await.shutdown().await;
+    {
+        let mut slot = shared.slot();
+        if slot.busy == Some(connection) {
+            slot.busy = None;
+        }
+        if slot
+            .writer
+            .as_ref()
+            .is_some_and(|(attached, _)| *attached == connection)
+        {
+            slot.writer = None;
+        }
+    }
+    shared.status.send_modify(|s| {
+        if s.connected == Some(connection) {
+            s.connected = None;
+        }
+        s.last_disconnect = Some(reason);
+    });
+    drain(reader).await;
+}
+
+async fn wait_for_free_slot(shared: &Shared) -> Option<u64> {
+    let mut status = shared.status.subscribe();
+    let deadline = Instant::now() + shared.config.reconnect_grace;
+    loop {
+        status.borrow_and_update();
+        if let Some(connection) = shared.claim() {
+            return Some(connection);
+        }
+        tokio::select! {
+            changed = status.changed() => if changed.is_err() { return None },
+            () = tokio::time::sleep_until(deadline) => return shared.claim(),
+        }
+    }
+}
+
+/// Runs one connection from its HELLO to its end; returns why it ended.
+async fn serve(
+    shared: &Shared,
+    connection: u64,
+    reader: &mut OwnedReadHalf,
+    writer: &Writer,
+) -> DisconnectReason {
+    let first = match tokio::time::timeout(shared.config.hello_timeout, frame::read_frame(reader)).await {
+        Err(_) => return DisconnectReason::HelloTimeout(shared.config.hello_timeout),
+        Ok(Err(error)) => return DisconnectReason::from_frame_error(error),
+        Ok(Ok(message)) => message,
+    };
+    let hello = match check_hello(&first) {
+        Ok(hello) => hello,
+        Err(reason) => return reason,
+    };
+    shared.slot().writer = Some((connection, writer.clone()));
+    shared.status.send_modify(|s| {
+        s.connected = Some(connection);
+        s.last_hello = Some(hello);
+        s.connections += 1;
+    });
+    loop {
+        match frame::read_frame(reader).await {
+            Ok(Message::State {
+                id,
+                snapshots,
+                exceptions,
+                logs,
+                coverage,
+            }) => {
+                let state = AgentState {
+                    id,
+                    snapshots,
+                    exceptions,
+                    logs,
+                    coverage,
+                };
+                // Only fails once the listener is gone.
+                let _ = shared.states.send((connection, state));
+            }
+            Ok(Message::Goodbye { reason }) => return DisconnectReason::Goodbye(reason),
+            Ok(other) => return DisconnectReason::Unexpected(message_name(&other).to_string()),
+            Err(error) => return DisconnectReason::from_frame_error(error),
+        }
+    }
+}
+
+async fn say_goodbye(shared: &Shared, writer: &Writer, reason: &str) {
+    let message = Message::Goodbye {
+        reason: reason.to_string(),
+    };
+    let mut writer = writer.lock().await;
+    // Best effort: the app may already be gone.
+    let _ = tokio::time::timeout(
+        shared.config.write_timeout,
+        frame::write_frame(&mut *writer, &message),
+    )
+    .await;
+}
+
+/// Discards what the app still sends for a moment after our side is shut
+/// down: closing a Unix socket with unread data resets it, and the app could
+/// lose the GOODBYE it has not read yet.
+async fn drain(mut reader: OwnedReadHalf) {
+    let drain = async {
+        let mut buffer = [0u8; 8192];
+        let mut discarded = 0;
+        while discarded < 64 * 1024 {
+            match reader.read(&mut buffer).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => discarded += n,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_millis(200), drain).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hello(version: u32) -> Message {
+        Message::Hello {
+            protocol_version: version,
+            sdk_version: "1.0.0".into(),
+            platform: "sim".into(),
+            app_id: "app.folio".into(),
+        }
+    }
+
+    #[test]
+    fn a_hello_of_this_version_is_accepted() {
+        let hello = check_hello(&hello(PROTOCOL_VERSION)).expect("accepted");
+        assert_eq!(hello.app_id, "app.folio");
+    }
+
+    #[test]
+    fn a_version_mismatch_names_both_versions() {
+        let reason = check_hello(&hello(PROTOCOL_VERSION + 1)).unwrap_err();
+        let text = reason.to_string();
+        assert!(
+            text.contains(&format!("host speaks version {PROTOCOL_VERSION}")),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("SDK speaks version {}", PROTOCOL_VERSION + 1)),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_first_frame_other_than_hello_is_refused() {
+        let reason = check_hello(&Message::Pause { id: 1 }).unwrap_err();
+        assert_eq!(reason, DisconnectReason::NoHello("PAUSE".into()));
+    }
+
+    #[test]
+    fn a_crash_goodbye_is_recognised() {
+        let crash = DisconnectReason::Goodbye("crash: java.lang.Error: boom".into());
+        assert_eq!(crash.crash(), Some("java.lang.Error: boom"));
+        assert_eq!(DisconnectReason::Goodbye("finishing".into()).crash(), None);
+        assert_eq!(DisconnectReason::Closed.crash(), None);
+    }
+}

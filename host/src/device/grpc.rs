@@ -1,0 +1,532 @@
+//! The gRPC implementation of [`Driver`]: a tonic client of `proto/driver.proto`,
+//! served by the Maestro sidecar for real devices and by `uatu sim`.
+
+use std::future::Future;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tonic::transport::{Channel, Endpoint};
+
+use super::proto::driver_client::DriverClient;
+use super::{DeviceError, Driver, proto};
+use crate::device::model::*;
+
+/// How long each call may take before it fails with [`DeviceError::Timeout`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallTimeouts {
+    /// Establishing the connection in [`GrpcDriver::connect`].
+    pub connect: Duration,
+    /// Every call without a more specific limit below.
+    pub default: Duration,
+    /// Screenshots carry megabytes of PNG and are rendered on the device.
+    pub screenshot: Duration,
+    /// Added to the device-side duration of `WaitForIdle` and `Sleep`, which
+    /// legitimately take that long.
+    pub wait_margin: Duration,
+}
+
+impl Default for CallTimeouts {
+    fn default() -> Self {
+        Self {
+            connect: Duration::from_secs(5),
+            default: Duration::from_secs(5),
+            screenshot: Duration::from_secs(15),
+            wait_margin: Duration::from_secs(5),
+        }
+    }
+}
+
+/// A device reached over gRPC at one address.
+#[derive(Debug, Clone)]
+pub struct GrpcDriver {
+    client: DriverClient<Channel>,
+    address: String,
+    timeouts: CallTimeouts,
+}
+
+impl GrpcDriver {
+    /// Connects to a driver server at `addr` (`host:port`, or a full
+    /// `http://host:port` URI) and fails if it cannot be reached within
+    /// `timeouts.connect`. A connection lost later is re-established on the next call.
+    pub async fn connect(addr: &str, timeouts: CallTimeouts) -> Result<Self, DeviceError> {
+        let uri = if addr.contains("://") {
+            addr.to_string()
+        } else {
+            format!("http://{addr}")
+        };
+        let unreachable = |message: String| DeviceError::Unreachable {
+            device: describe_address(addr),
+            message,
+        };
+        let endpoint = Endpoint::from_shared(uri)
+            .map_err(|e| unreachable(format!("invalid address {addr:?}: {e}")))?
+            .connect_timeout(timeouts.connect);
+        let channel = match tokio::time::timeout(timeouts.connect, endpoint.connect()).await {
+            Ok(Ok(channel)) => channel,
+            Ok(Err(e)) => return Err(unreachable(error_chain(&e))),
+            Err(_) => return Err(unreachable(format!("no connection after {:?}", timeouts.connect))),
+        };
+        Ok(Self {
+            client: DriverClient::new(channel).max_decoding_message_size(64 * 1024 * 1024),
+            address: addr.to_string(),
+            timeouts,
+        })
+    }
+
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    /// Runs one call with its timeout and turns transport failures into
+    /// errors naming the call and this device.
+    async fn call<T, F, Fut>(&self, call: &'static str, limit: Duration, f: F) -> Result<T, DeviceError>
+    where
+        F: FnOnce(DriverClient<Channel>) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        match tokio::time::timeout(limit, f(self.client.clone())).await {
+            Ok(Ok(response)) => Ok(response.into_inner()),
+            Ok(Err(status)) => Err(DeviceError::Call {
+                call,
+                device: self.describe(),
+                message: describe_status(&status),
+            }),
+            Err(_) => Err(DeviceError::Timeout {
+                call,
+                device: self.describe(),
+                after: limit,
+            }),
+        }
+    }
+
+    fn invalid(&self, call: &'static str, message: impl Into<String>) -> DeviceError {
+        DeviceError::InvalidAnswer {
+            call,
+            device: self.describe(),
+            message: message.into(),
+        }
+    }
+
+    fn input_outcome(response: proto::InputResponse) -> InputOutcome {
+        InputOutcome {
+            delivered: response.delivered,
+            detail: response.detail,
+            device_time_ms: response.device_time_ms,
+        }
+    }
+}
+
+fn describe_address(addr: &str) -> String {
+    format!("gRPC driver {addr}")
+}
+
+fn describe_status(status: &tonic::Status) -> String {
+    let mut text = format!("{:?}", status.code());
+    if !status.message().is_empty() {
+        text.push_str(": ");
+        text.push_str(status.message());
+    }
+    if let Some(source) = std::error::Error::source(status) {
+        text.push_str(" (");
+        text.push_str(&error_chain(source));
+        text.push(')');
+    }
+    text
+}
+
+/// An error and its causes on one line; tonic's own message is often just "transport error".
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+fn millis(duration: Duration) -> u32 {
+    u32::try_from(duration.as_millis()).unwrap_or(u32::MAX)
+}
+
+fn to_proto_point(point: Point) -> proto::Point {
+    proto::Point {
+        x: point.x,
+        y: point.y,
+    }
+}
+
+pub(crate) fn to_proto_key(key: Key) -> proto::Key {
+    match key {
+        Key::Back => proto::Key::Back,
+        Key::Home => proto::Key::Home,
+        Key::Enter => proto::Key::Enter,
+        Key::Tab => proto::Key::Tab,
+        Key::Up => proto::Key::Up,
+        Key::Down => proto::Key::Down,
+        Key::Left => proto::Key::Left,
+        Key::Right => proto::Key::Right,
+    }
+}
+
+pub(crate) fn to_proto_level(level: LogLevel) -> proto::LogLevel {
+    match level {
+        LogLevel::Verbose => proto::LogLevel::Verbose,
+        LogLevel::Debug => proto::LogLevel::Debug,
+        LogLevel::Info => proto::LogLevel::Info,
+        LogLevel::Warn => proto::LogLevel::Warn,
+        LogLevel::Error => proto::LogLevel::Error,
+        LogLevel::Fatal => proto::LogLevel::Fatal,
+    }
+}
+
+/// The model level of a wire value; `None` for unspecified or unknown values.
+pub(crate) fn from_proto_level(value: i32) -> Option<LogLevel> {
+    match proto::LogLevel::try_from(value).ok()? {
+        proto::LogLevel::Unspecified => None,
+        proto::LogLevel::Verbose => Some(LogLevel::Verbose),
+        proto::LogLevel::Debug => Some(LogLevel::Debug),
+        proto::LogLevel::Info => Some(LogLevel::Info),
+        proto::LogLevel::Warn => Some(LogLevel::Warn),
+        proto::LogLevel::Error => Some(LogLevel::Error),
+        proto::LogLevel::Fatal => Some(LogLevel::Fatal),
+    }
+}
+
+/// A node of the tree; missing bounds become empty bounds at the origin.
+pub(crate) fn from_proto_node(node: proto::Node) -> Node {
+    let bounds = node.bounds.map_or_else(Bounds::default, |b| Bounds {
+        left: b.left,
+        top: b.top,
+        right: b.right,
+        bottom: b.bottom,
+    });
+    Node {
+        id: node.resource_id,
+        text: node.text,
+        desc: node.content_description,
+        class_name: node.class_name,
+        package: node.package,
+        clickable: node.clickable,
+        enabled: node.enabled,
+        checked: node.checked,
+        focused: node.focused,
+        selected: node.selected,
+        scrollable: node.scrollable,
+        bounds,
+        children: node.children.into_iter().map(from_proto_node).collect(),
+    }
+}
+
+/// The wire form of a node, as a driver server sends it.
+pub fn to_proto_node(node: &Node) -> proto::Node {
+    proto::Node {
+        resource_id: node.id.clone(),
+        text: node.text.clone(),
+        content_description: node.desc.clone(),
+        class_name: node.class_name.clone(),
+        package: node.package.clone(),
+        clickable: node.clickable,
+        enabled: node.enabled,
+        checked: node.checked,
+        focused: node.focused,
+        selected: node.selected,
+        scrollable: node.scrollable,
+        bounds: Some(proto::Bounds {
+            left: node.bounds.left,
+            top: node.bounds.top,
+            right: node.bounds.right,
+            bottom: node.bounds.bottom,
+        }),
+        children: node.children.iter().map(to_proto_node).collect(),
+    }
+}
+
+const PNG_SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
+
+#[async_trait]
+impl Driver for GrpcDriver {
+    fn describe(&self) -> String {
+        describe_address(&self.address)
+    }
+
+    async fn launch(
+        &self,
+        bundle_id: &str,
+        clear_state: bool,
+        launcher_activity: Option<&str>,
+    ) -> Result<u64, DeviceError> {
+        let request = proto::LaunchRequest {
+            bundle_id: bundle_id.to_string(),
+            clear_state,
+            launcher_activity: launcher_activity.map(str::to_string),
+        };
+        let response = self
+            .call("Launch", self.timeouts.default, |mut c| async move {
+                c.launch(request).await
+            })
+            .await?;
+        Ok(response.device_time_ms)
+    }
+
+    async fn terminate(&self, bundle_id: &str) -> Result<(), DeviceError> {
+        let request = proto::TerminateRequest {
+            bundle_id: bundle_id.to_string(),
+        };
+        self.call("Terminate", self.timeouts.default, |mut c| async move {
+            c.terminate(request).await
+        })
+        .await?;
+        Ok(())
+    }
+
+    async fn tap(&self, point: Point) -> Result<InputOutcome, DeviceError> {
+        let request = proto::TapRequest {
+            point: Some(to_proto_point(point)),
+        };
+        let response = self
+            .call("Tap", self.timeouts.default, |mut c| async move {
+                c.tap(request).await
+            })
+            .await?;
+        Ok(Self::input_outcome(response))
+    }
+
+    async fn tap_selector(&self, selector: &DeviceSelector) -> Result<InputOutcome, DeviceError> {
+        use proto::tap_selector_request::Selector;
+        let selector = match selector {
+            DeviceSelector::ResourceId(id) => Selector::ResourceId(id.clone()),
+            DeviceSelector::Text(text) => Selector::Text(text.clone()),
+            DeviceSelector::ContentDescription(desc) => Selector::ContentDescription(desc.clone()),
+        };
+        let request = proto::TapSelectorRequest {
+            selector: Some(selector),
+        };
+        let response = self
+            .call("TapSelector", self.timeouts.default, |mut c| async move {
+                c.tap_selector(request).await
+            })
+            .await?;
+        Ok(Self::input_outcome(response))
+    }
+
+    async fn input_text(&self, text: &str) -> Result<InputOutcome, DeviceError> {
+        let request = proto::InputTextRequest {
+            text: text.to_string(),
+        };
+        let response = self
+            .call("InputText", self.timeouts.default, |mut c| async move {
+                c.input_text(request).await
+            })
+            .await?;
+        Ok(Self::input_outcome(response))
+    }
+
+    async fn swipe(&self, from: Point, to: Point, duration: Duration) -> Result<InputOutcome, DeviceError> {
+        let request = proto::SwipeRequest {
+            from: Some(to_proto_point(from)),
+            to: Some(to_proto_point(to)),
+            duration_ms: millis(duration),
+        };
+        let limit = self.timeouts.default + duration;
+        let response = self
+            .call("Swipe", limit, |mut c| async move { c.swipe(request).await })
+            .await?;
+        Ok(Self::input_outcome(response))
+    }
+
+    async fn press_key(&self, key: Key) -> Result<InputOutcome, DeviceError> {
+        let request = proto::PressKeyRequest {
+            key: to_proto_key(key).into(),
+        };
+        let response = self
+            .call("PressKey", self.timeouts.default, |mut c| async move {
+                c.press_key(request).await
+            })
+            .await?;
+        Ok(Self::input_outcome(response))
+    }
+
+    async fn sleep(&self, duration: Duration) -> Result<InputOutcome, DeviceError> {
+        let request = proto::SleepRequest {
+            duration_ms: millis(duration),
+        };
+        let limit = duration + self.timeouts.wait_margin;
+        let response = self
+            .call("Sleep", limit, |mut c| async move { c.sleep(request).await })
+            .await?;
+        Ok(Self::input_outcome(response))
+    }
+
+    async fn screenshot(&self) -> Result<Screenshot, DeviceError> {
+        let response = self
+            .call("Screenshot", self.timeouts.screenshot, |mut c| async move {
+                c.screenshot(proto::ScreenshotRequest {}).await
+            })
+            .await?;
+        if !response.png.starts_with(PNG_SIGNATURE) {
+            return Err(self.invalid(
+                "Screenshot",
+                format!("{} bytes that are not a PNG image", response.png.len()),
+            ));
+        }
+        if response.width == 0 || response.height == 0 {
+            return Err(self.invalid(
+                "Screenshot",
+                format!("empty size {}x{}", response.width, response.height),
+            ));
+        }
+        Ok(Screenshot {
+            png: response.png,
+            width: response.width,
+            height: response.height,
+        })
+    }
+
+    async fn hierarchy(&self) -> Result<Hierarchy, DeviceError> {
+        let response = self
+            .call("Hierarchy", self.timeouts.default, |mut c| async move {
+                c.hierarchy(proto::HierarchyRequest {}).await
+            })
+            .await?;
+        let root = response
+            .root
+            .ok_or_else(|| self.invalid("Hierarchy", "no root node"))?;
+        Ok(Hierarchy {
+            root: from_proto_node(root),
+            screen: ScreenSize {
+                width: response.screen_width,
+                height: response.screen_height,
+            },
+        })
+    }
+
+    async fn recent_logs(&self, since_ms: u64, min_level: LogLevel) -> Result<Vec<LogEntry>, DeviceError> {
+        let request = proto::RecentLogsRequest {
+            since_ms,
+            min_level: to_proto_level(min_level).into(),
+        };
+        let response = self
+            .call("RecentLogs", self.timeouts.default, |mut c| async move {
+                c.recent_logs(request).await
+            })
+            .await?;
+        response
+            .entries
+            .into_iter()
+            .map(|entry| {
+                let level = from_proto_level(entry.level).ok_or_else(|| {
+                    self.invalid(
+                        "RecentLogs",
+                        format!(
+                            "log entry at {} ms has unknown level {}",
+                            entry.time_ms, entry.level
+                        ),
+                    )
+                })?;
+                Ok(LogEntry {
+                    time: entry.time_ms,
+                    level,
+                    tag: entry.tag,
+                    message: entry.message,
+                })
+            })
+            .collect()
+    }
+
+    async fn wait_for_idle(&self, timeout: Duration) -> Result<IdleOutcome, DeviceError> {
+        let request = proto::WaitForIdleRequest {
+            timeout_ms: millis(timeout),
+        };
+        let limit = timeout + self.timeouts.wait_margin;
+        let response = self
+            .call("WaitForIdle", limit, |mut c| async move {
+                c.wait_for_idle(request).await
+            })
+            .await?;
+        Ok(IdleOutcome {
+            idle: response.idle,
+            device_time_ms: response.device_time_ms,
+        })
+    }
+
+    async fn health(&self) -> Result<Health, DeviceError> {
+        let response = self
+            .call("Health", self.timeouts.default, |mut c| async move {
+                c.health(proto::HealthRequest {}).await
+            })
+            .await?;
+        Ok(Health {
+            ready: response.ready,
+            version: response.version,
+            platform: response.platform,
+        })
+    }
+
+    async fn metrics(&self) -> Result<Metrics, DeviceError> {
+        let response = self
+            .call("Metrics", self.timeouts.default, |mut c| async move {
+                c.metrics(proto::MetricsRequest {}).await
+            })
+            .await?;
+        if !response.cpu_percent.is_finite() || response.cpu_percent < 0.0 {
+            return Err(self.invalid("Metrics", format!("cpu_percent is {}", response.cpu_percent)));
+        }
+        Ok(Metrics {
+            cpu_percent: response.cpu_percent,
+            memory_bytes: response.memory_bytes,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_without_bounds_gets_default_bounds() {
+        let node = from_proto_node(proto::Node {
+            content_description: "login_submit".into(),
+            children: vec![proto::Node::default()],
+            ..Default::default()
+        });
+        assert_eq!(node.bounds, Bounds::default());
+        assert_eq!(node.desc, "login_submit");
+        assert_eq!(node.children.len(), 1);
+    }
+
+    #[test]
+    fn nodes_survive_the_wire_form() {
+        let node = Node {
+            id: "app:id/x".into(),
+            text: "Sign in".into(),
+            clickable: true,
+            bounds: Bounds {
+                left: 1,
+                top: 2,
+                right: 30,
+                bottom: 40,
+            },
+            children: vec![Node {
+                desc: "child".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        assert_eq!(from_proto_node(to_proto_node(&node)), node);
+    }
+
+    #[test]
+    fn unknown_and_unspecified_levels_are_rejected() {
+        assert_eq!(from_proto_level(0), None);
+        assert_eq!(from_proto_level(42), None);
+        assert_eq!(from_proto_level(5), Some(LogLevel::Error));
+        for level in [LogLevel::Verbose, LogLevel::Info, LogLevel::Fatal] {
+            assert_eq!(from_proto_level(to_proto_level(level).into()), Some(level));
+        }
+    }
+}

@@ -1,0 +1,421 @@
+//! The host side of the SDK socket over a real Unix socket, against an
+//! in-test SDK client that speaks `proto/agent.md` through `agent::frame`.
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+use tokio::net::UnixStream;
+use uatu::device::agent::frame::{self, FrameError};
+use uatu::device::agent::{
+    AgentError, AgentListener, DisconnectReason, ListenerConfig, Message, PROTOCOL_VERSION,
+};
+use uatu::device::model::{ExceptionInfo, LogEntry, LogLevel};
+
+const WAIT: Duration = Duration::from_secs(5);
+
+async fn listener(parent: &tempfile::TempDir) -> AgentListener {
+    AgentListener::bind(ListenerConfig {
+        parent: Some(parent.path().to_path_buf()),
+        ..ListenerConfig::default()
+    })
+    .await
+    .expect("listener binds")
+}
+
+fn hello(version: u32) -> Message {
+    Message::Hello {
+        protocol_version: version,
+        sdk_version: "0.1.0-test".into(),
+        platform: "test".into(),
+        app_id: "app.folio".into(),
+    }
+}
+
+/// An SDK that connected and said HELLO.
+async fn sdk(listener: &AgentListener) -> UnixStream {
+    let mut stream = UnixStream::connect(listener.socket_path())
+        .await
+        .expect("connects");
+    frame::write_frame(&mut stream, &hello(PROTOCOL_VERSION))
+        .await
+        .expect("sends HELLO");
+    stream
+}
+
+async fn read(stream: &mut UnixStream) -> Result<Message, FrameError> {
+    tokio::time::timeout(WAIT, frame::read_frame(stream))
+        .await
+        .expect("a frame or the end within 5 s")
+}
+
+async fn wait_until_disconnected(listener: &AgentListener) -> DisconnectReason {
+    let mut status = listener.subscribe();
+    let status = tokio::time::timeout(
+        WAIT,
+        status.wait_for(|s| !s.is_connected() && s.last_disconnect.is_some()),
+    )
+    .await
+    .expect("disconnect seen within 5 s")
+    .expect("listener alive");
+    status.last_disconnect.clone().expect("a reason")
+}
+
+/// Answers the next PAUSE like an SDK at a safe point; returns its id.
+async fn answer_pause(stream: &mut UnixStream, snapshot: serde_json::Value) -> u64 {
+    let Message::Pause { id } = read(stream).await.expect("reads PAUSE") else {
+        panic!("expected PAUSE");
+    };
+    let state = Message::State {
+        id,
+        snapshots: serde_json::from_value(serde_json::json!({ "route": snapshot })).expect("object"),
+        exceptions: vec![],
+        logs: vec![LogEntry {
+            time: 10,
+            level: LogLevel::Info,
+            tag: "folio".into(),
+            message: "paused".into(),
+        }],
+        coverage: Some(vec!["login.submit.ok".into()]),
+    };
+    frame::write_frame(stream, &state).await.expect("sends STATE");
+    id
+}
+
+#[tokio::test]
+async fn the_socket_is_private_and_removed_on_drop() {
+    let parent = tempfile::tempdir().expect("temp dir");
+    let listener = listener(&parent).await;
+    let dir_mode = std::fs::metadata(listener.dir())
+        .expect("dir exists")
+        .permissions()
+        .mode();
+    let socket_mode = std::fs::metadata(listener.socket_path())
+        .expect("socket exists")
+        .permissions()
+        .mode();
+    assert_eq!(dir_mode & 0o777, 0o700, "dir mode {dir_mode:o}");
+    assert_eq!(socket_mode & 0o777, 0o600, "socket mode {socket_mode:o}");
+    assert!(listener.dir().starts_with(parent.path()));
+    let dir = listener.dir().to_path_buf();
+    drop(listener);
+    assert!(!dir.exists(), "{} still exists", dir.display());
+}
+
+#[tokio::test]
+async fn handshake_pause_state_resume() {
+    let parent = tempfile::tempdir().expect("temp dir");
+    let listener = listener(&parent).await;
+    assert!(!listener.status().is_connected());
+    let mut app = sdk(&listener).await;
+    let hello = listener.wait_for_app(WAIT).await.expect("app attaches");
+    assert_eq!(hello.app_id, "app.folio");
+    assert_eq!(hello.protocol_version, PROTOCOL_VERSION);
+    assert_eq!(listener.status().connected, Some(1));
+
+    let app_task = tokio::spawn(async move {
+        let id = answer_pause(&mut app, serde_json::json!("home")).await;
+        let resume = read(&mut app).await.expect("reads RESUME");
+        assert_eq!(resume, Message::Resume { id });
+        let second = answer_pause(&mut app, serde_json::json!("ledger")).await;
+        assert!(second > id, "ids increase: {second} after {id}");
+        app
+    });
+    let state = listener.pause(WAIT).await.expect("STATE arrives");
+    assert_eq!(state.snapshots["route"], "home");
+    assert_eq!(
+        state.coverage.as_deref(),
+        Some(&["login.submit.ok".to_string()][..])
+    );
+    assert_eq!(state.logs.len(), 1);
+    listener.resume().await.expect("RESUME sent");
+    let next = listener.pause(WAIT).await.expect("second STATE");
+    assert_eq!(next.snapshots["route"], "ledger");
+    assert!(next.id > state.id);
+    app_task.await.expect("app task");
+}
+
+#[tokio::test]
+async fn a_stale_state_is_ignored() {
+    let parent = tempfile::tempdir().expect("temp dir");
+    let listener = listener(&parent).await;
+    let mut app = sdk(&listener).await;
+    listener.wait_for_app(WAIT).await.expect("app attaches");
+
+    // The app is slow: the first PAUSE times out, its late STATE must not
+    // answer the second PAUSE.
+    let timed_out = listener.pause(Duration::from_millis(100)).await.unwrap_err();
+    let AgentError::PauseTimeout { id: first, .. } = timed_out else {
+        panic!("expected a timeout, got {timed_out}");
+    };
+    let app_task = tokio::spawn(async move {
+        let Message::Pause { id } = read(&mut app).await.expect("first PAUSE") else {
+            panic!()
+        };
+        assert_eq!(id, first);
+        let stale = Message::State {
+            id,
+            snapshots: serde_json::from_value(serde_json::json!({"route": "stale"})).expect("object"),
+            exceptions: vec![],
+            logs: vec![],
+            coverage: None,
+        };
+        frame::write_frame(&mut app, &stale)
+            .await
+            .expect("sends stale STATE");
+        answer_pause(&mut app, serde_json::json!("fresh")).await;
+        app
+    });
+    let state = listener.pause(WAIT).await.expect("second PAUSE answered");
+    assert_eq!(state.snapshots["route"], "fresh");
+    assert!(state.id > first);
+    app_task.await.expect("app task");
+}
+
+#[tokio::test]
+async fn a_version_mismatch_is_answered_with_goodbye_naming_both_versions() {
+    let parent = tempfile::tempdir().expect("temp dir");
+    let listener = listener(&parent).await;
+    let mut app = UnixStream::connect(listener.socket_path())
+        .await
+        .expect("connects");
+    frame::write_frame(&mut app, &hello(PROTOCOL_VERSION + 1))
+        .await
+        .expect("sends HELLO");
+    let Message::Goodbye { reason } = read(&mut app).await.expect("GOODBYE") else {
+        panic!("expected GOODBYE");
+    };
+    assert!(
+        reason.contains(&format!("version {PROTOCOL_VERSION}")),
+        "{reason}"
+    );
+    assert!(
+        reason.contains(&format!("version {}", PROTOCOL_VERSION + 1)),
+        "{reason}"
+    );
+    assert!(matches!(read(&mut app).await, Err(FrameError::Closed)));
+    let last = wait_until_disconnected(&listener).await;
+    assert_eq!(
+        last,
+        DisconnectReason::VersionMismatch {
+            host: PROTOCOL_VERSION,
+            app: PROTOCOL_VERSION + 1
+        }
+    );
+    let error = listener
+        .wait_for_app(Duration::from_millis(50))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("version mismatch"), "{error}");
+    // A matching SDK is still welcome.
+    let _app = sdk(&listener).await;
+    listener.wait_for_app(WAIT).await.expect("next app attaches");
+}
+
+#[tokio::test]
+async fn a_malformed_frame_closes_the_connection_and_the_next_one_works() {
+    let parent = tempfile::tempdir().expect("temp dir");
+    let listener = listener(&parent).await;
+    let mut app = sdk(&listener).await;
+    listener.wait_for_app(WAIT).await.expect("app attaches");
+    let payload = br#"{"type":"STATE","id":"#;
+    app.write_all(&(payload.len() as u32).to_be_bytes())
+        .await
+        .expect("writes");
+    app.write_all(payload).await.expect("writes");
+    let Message::Goodbye { reason } = read(&mut app).await.expect("GOODBYE") else {
+        panic!("expected GOODBYE");
+    };
+    assert!(reason.contains("malformed"), "{reason}");
+    let last = wait_until_disconnected(&listener).await;
+    assert!(matches!(last, DisconnectReason::Malformed(_)), "{last}");
+    drop(app);
+
+    let mut app = sdk(&listener).await;
+    listener.wait_for_app(WAIT).await.expect("next app attaches");
+    assert_eq!(listener.status().connections, 2);
+    let answer = tokio::spawn(async move { answer_pause(&mut app, serde_json::json!("login")).await });
+    listener.pause(WAIT).await.expect("new connection answers");
+    answer.await.expect("app task");
+}
+
+#[tokio::test]
+async fn an_unknown_message_type_is_malformed() {
+    let parent = tempfile::tempdir().expect("temp dir");
+    let listener = listener(&parent).await;
+    let mut app = sdk(&listener).await;
+    listener.wait_for_app(WAIT).await.expect("app attaches");
+    let payload = br#"{"type":"REBOOT"}"#;
+    app.write_all(&(payload.len() as u32).to_be_bytes())
+        .await
+        .expect("writes");
+    app.write_all(payload).await.expect("writes");
+    let last = wait_until_disconnected(&listener).await;
+    assert!(
+        matches!(&last, DisconnectReason::Malformed(m) if m.contains("REBOOT")),
+        "{last}"
+    );
+}
+
+#[tokio::test]
+async fn an_oversize_frame_is_rejected_before_its_payload_and_the_next_connection_works() {
+    let parent = tempfile::tempdir().expect("temp dir");
+    let listener = listener(&parent).await;
+    let mut app = sdk(&listener).await;
+    listener.wait_for_app(WAIT).await.expect("app attaches");
+    // Only the prefix: the host must not wait for 16 MiB + 1 bytes.
+    app.write_all(&0x0100_0001u32.to_be_bytes())
+        .await
+        .expect("writes");
+    let Message::Goodbye { reason } = read(&mut app).await.expect("GOODBYE") else {
+        panic!("expected GOODBYE");
+    };
+    assert!(reason.contains("16777217"), "{reason}");
+    assert_eq!(
+        wait_until_disconnected(&listener).await,
+        DisconnectReason::Oversize { size: 0x0100_0001 }
+    );
+    drop(app);
+
+    let _app = sdk(&listener).await;
+    listener.wait_for_app(WAIT).await.expect("next app attaches");
+    assert_eq!(listener.status().connections, 2);
+}
+
+#[tokio::test]
+async fn a_second_client_is_turned_away_while_one_is_attached() {
+    let parent = tempfile::tempdir().expect("temp dir");
+    let listener = listener(&parent).await;
+    let mut first = sdk(&listener).await;
+    listener.wait_for_app(WAIT).await.expect("first attaches");
+
+    let mut second = sdk(&listener).await;
+    let Message::Goodbye { reason } = read(&mut second).await.expect("GOODBYE") else {
+        panic!("expected GOODBYE");
+    };
+    assert_eq!(reason, "another app is attached");
+    assert!(matches!(read(&mut second).await, Err(FrameError::Closed)));
+    assert_eq!(listener.status().rejected_clients, 1);
+    assert_eq!(
+        listener.status().connected,
+        Some(1),
+        "the first app stays attached"
+    );
+
+    let answer = tokio::spawn(async move { answer_pause(&mut first, serde_json::json!("home")).await });
+    let state = listener.pause(WAIT).await.expect("first app still answers");
+    assert_eq!(state.snapshots["route"], "home");
+    answer.await.expect("app task");
+}
+
+#[tokio::test]
+async fn an_app_restart_disconnects_and_reconnects_without_losing_the_listener() {
+    let parent = tempfile::tempdir().expect("temp dir");
+    let listener = listener(&parent).await;
+    let mut app = sdk(&listener).await;
+    listener.wait_for_app(WAIT).await.expect("app attaches");
+
+    // The app crashes: it says why, dies, and its restarted process connects
+    // at once and reports the persisted exception in its first STATE.
+    frame::write_frame(
+        &mut app,
+        &Message::Goodbye {
+            reason: "crash: java.lang.IllegalStateException: note too long".into(),
+        },
+    )
+    .await
+    .expect("sends GOODBYE");
+    drop(app);
+    let mut restarted = sdk(&listener).await;
+
+    let mut status = listener.subscribe();
+    tokio::time::timeout(WAIT, status.wait_for(|s| s.connected == Some(2)))
+        .await
+        .expect("restarted app attaches within 5 s")
+        .expect("listener alive");
+    let reason = listener.status().last_disconnect.expect("the crash was recorded");
+    assert_eq!(
+        reason.crash(),
+        Some("java.lang.IllegalStateException: note too long")
+    );
+    let hello = listener.wait_for_app(WAIT).await.expect("restarted app attached");
+    assert_eq!(hello.app_id, "app.folio");
+    assert_eq!(
+        listener.status().rejected_clients,
+        0,
+        "the restart was not turned away"
+    );
+
+    let answer = tokio::spawn(async move {
+        let Message::Pause { id } = read(&mut restarted).await.expect("PAUSE") else {
+            panic!()
+        };
+        let state = Message::State {
+            id,
+            snapshots: Default::default(),
+            exceptions: vec![ExceptionInfo {
+                class: "java.lang.IllegalStateException".into(),
+                message: "note too long".into(),
+                stack: "at Folio.addTxn".into(),
+                time: 1234,
+            }],
+            logs: vec![],
+            coverage: None,
+        };
+        frame::write_frame(&mut restarted, &state).await.expect("STATE");
+        restarted
+    });
+    let state = listener.pause(WAIT).await.expect("restarted app answers");
+    assert_eq!(state.exceptions.len(), 1);
+    assert_eq!(state.exceptions[0].message, "note too long");
+    assert_eq!(state.coverage, None);
+    let restarted = answer.await.expect("app task");
+
+    // A plain end of file (a kill) is a disconnect too, and a pause then fails clearly.
+    drop(restarted);
+    assert_eq!(wait_until_disconnected(&listener).await, DisconnectReason::Closed);
+    let error = listener.pause(WAIT).await.unwrap_err();
+    assert!(matches!(error, AgentError::NotConnected { .. }), "{error}");
+}
+
+#[tokio::test]
+async fn a_disconnect_during_a_pause_fails_the_pause() {
+    let parent = tempfile::tempdir().expect("temp dir");
+    let listener = listener(&parent).await;
+    let mut app = sdk(&listener).await;
+    listener.wait_for_app(WAIT).await.expect("app attaches");
+    let app_task = tokio::spawn(async move {
+        let _pause = read(&mut app).await.expect("PAUSE");
+        drop(app);
+    });
+    let error = listener.pause(WAIT).await.unwrap_err();
+    assert!(
+        matches!(error, AgentError::Disconnected(DisconnectReason::Closed)),
+        "{error}"
+    );
+    app_task.await.expect("app task");
+    assert!(matches!(listener.resume().await, Err(AgentError::NotPaused)));
+}
+
+#[tokio::test]
+async fn a_client_that_never_says_hello_times_out() {
+    let parent = tempfile::tempdir().expect("temp dir");
+    let listener = AgentListener::bind(ListenerConfig {
+        parent: Some(parent.path().to_path_buf()),
+        hello_timeout: Duration::from_millis(100),
+        ..ListenerConfig::default()
+    })
+    .await
+    .expect("binds");
+    let mut silent = UnixStream::connect(listener.socket_path())
+        .await
+        .expect("connects");
+    let Message::Goodbye { reason } = read(&mut silent).await.expect("GOODBYE") else {
+        panic!("expected GOODBYE");
+    };
+    assert!(reason.contains("no HELLO"), "{reason}");
+    assert!(matches!(
+        wait_until_disconnected(&listener).await,
+        DisconnectReason::HelloTimeout(_)
+    ));
+}
