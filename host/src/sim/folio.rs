@@ -205,6 +205,8 @@ pub struct Session {
     pub email: String,
     pub password: String,
     pub focused: Option<Field>,
+    /// The focused field's text is selected (`selectAllOnFocus`): typing replaces it.
+    pub selected_all: bool,
     pub account_name: String,
     pub amount: String,
     pub note: String,
@@ -232,6 +234,7 @@ impl Session {
             email: String::new(),
             password: String::new(),
             focused: None,
+            selected_all: false,
             account_name: String::new(),
             amount: String::new(),
             note: String::new(),
@@ -409,7 +412,11 @@ impl Folio {
             self.probe("input.no_focus");
             return InputResult::refused("no focused text field");
         };
+        let replace = std::mem::take(&mut self.session.selected_all);
         let value = self.field_mut(field);
+        if replace {
+            value.clear();
+        }
         let room = FIELD_MAX_CHARS.saturating_sub(value.chars().count());
         value.extend(text.chars().take(room));
         if self.session.form_errors.remove(&field).is_some() {
@@ -644,10 +651,7 @@ impl Folio {
 
     fn activate(&mut self, action: Activate) {
         match action {
-            Activate::Focus(field) => {
-                self.session.focused = Some(field);
-                self.probe("field.focus");
-            }
+            Activate::Focus(field) => self.focus(field),
             Activate::SubmitLogin => self.submit_login(),
             Activate::AddAccount => {
                 self.probe("home.add_account");
@@ -738,7 +742,13 @@ impl Folio {
             None => order[0],
         };
         self.probe("key.tab.focus");
-        self.session.focused = Some(next);
+        self.focus(next);
+    }
+
+    fn focus(&mut self, field: Field) {
+        self.probe("field.focus");
+        self.session.focused = Some(field);
+        self.session.selected_all = !self.field_mut(field).is_empty();
     }
 
     fn navigate(&mut self, route: Route) {
