@@ -471,7 +471,7 @@ impl Folio {
             Key::Back => self.back(),
             Key::Home => {
                 self.probe("app.background.home_key");
-                self.to_background();
+                self.move_to_background();
             }
             Key::Enter => self.enter(),
             Key::Tab => self.next_field(),
@@ -686,7 +686,7 @@ impl Folio {
         match self.session.route {
             Route::Login | Route::Home => {
                 self.probe("nav.back.exit");
-                self.to_background();
+                self.move_to_background();
             }
             Route::AddAccount => {
                 self.probe("nav.back.add_account");
@@ -1064,7 +1064,7 @@ impl Folio {
         }
     }
 
-    fn to_background(&mut self) {
+    fn move_to_background(&mut self) {
         self.process = Process::Background;
         self.session.focused = None;
         self.log(LogLevel::Info, "ActivityManager", "app.folio moved to background");
@@ -1256,7 +1256,7 @@ pub fn format_money(cents: f64) -> String {
     let dollars = (whole_cents / 100).to_string();
     let mut grouped = String::new();
     for (index, digit) in dollars.chars().enumerate() {
-        if index > 0 && (dollars.len() - index) % 3 == 0 {
+        if index > 0 && (dollars.len() - index).is_multiple_of(3) {
             grouped.push(',');
         }
         grouped.push(digit);
