@@ -865,6 +865,7 @@ impl Folio {
         self.probe("home.logout");
         self.session.logged_in = false;
         self.session.logged_out = true;
+        self.session.duplicated_row = None;
         self.session.email.clear();
         self.session.password.clear();
         self.session.active_account = None;
