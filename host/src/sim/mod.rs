@@ -1,9 +1,241 @@
-//! The simulated device: the Folio model app behind a real gRPC driver server
-//! and a real SDK client.
+//! The simulated device: the Folio model app (`folio`) behind a real gRPC
+//! driver server (`server`) and a real SDK client (`sdk`), in-process on tokio.
+//!
+//! See `docs/simulator.md` for the app, its snapshots, probes and planted bugs.
+
+pub mod bugs;
+mod device;
+pub mod folio;
+pub mod render;
+pub mod screen;
+mod sdk;
+mod server;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio_stream::wrappers::TcpListenerStream;
+
+pub use bugs::{Bug, Bugs, UnknownBug};
+pub use folio::Folio;
 
 use crate::cli::SimArgs;
-use crate::exit::Status;
+use crate::device::proto::driver_server::DriverServer;
+use crate::exit::{self, Status};
 
-pub fn command(_args: SimArgs) -> anyhow::Result<Status> {
-    crate::cli::not_yet("sim")
+/// How a simulator behaves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimConfig {
+    pub bugs: Bugs,
+    /// Added to every gRPC call, like a fast emulator; zero for benchmarks.
+    pub latency: Duration,
+    /// Seeds the simulator's own choices (which login is slow, which row duplicates).
+    pub seed: u64,
+    /// Screenshot scale relative to the 1080×2400 screen.
+    pub scale: f32,
+    pub bundle_id: String,
+}
+
+impl Default for SimConfig {
+    fn default() -> SimConfig {
+        SimConfig {
+            bugs: Bugs::all(),
+            latency: Duration::from_millis(1),
+            seed: 1,
+            scale: 0.5,
+            bundle_id: folio::PACKAGE.to_owned(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Scale(#[from] render::RenderError),
+}
+
+/// Starts simulators.
+pub struct Simulator;
+
+impl Simulator {
+    /// Serves the driver on `listen` (port 0 picks one) and, with `agent_socket`,
+    /// connects the app's SDK to the host's socket there (retrying until it exists).
+    /// Must be called inside a tokio runtime; the simulator runs on it until shut down.
+    pub async fn start(
+        config: SimConfig,
+        listen: SocketAddr,
+        agent_socket: Option<PathBuf>,
+    ) -> Result<SimHandle, SimError> {
+        render::check_scale(config.scale)?;
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .map_err(|source| SimError::Bind { addr: listen, source })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|source| SimError::Bind { addr: listen, source })?;
+        let device = Arc::new(device::Device::new(Folio::new(config.bugs.clone(), config.seed)));
+        let (shutdown, shutdown_rx) = watch::channel(false);
+
+        let driver = server::SimDriver {
+            device: device.clone(),
+            latency: config.latency,
+            scale: config.scale,
+            bundle_id: config.bundle_id.clone(),
+        };
+        let mut server_shutdown = shutdown_rx.clone();
+        let server = tokio::spawn(async move {
+            let stopped = async move {
+                let _ = server_shutdown.wait_for(|stop| *stop).await;
+            };
+            tonic::transport::Server::builder()
+                .add_service(DriverServer::new(driver))
+                .serve_with_incoming_shutdown(TcpListenerStream::new(listener), stopped)
+                .await
+                .map_err(|error| error.to_string())
+        });
+        let sdk = agent_socket.map(|socket| {
+            let client = sdk::SdkClient {
+                device: device.clone(),
+                socket,
+                app_id: config.bundle_id.clone(),
+                shutdown: shutdown_rx.clone(),
+            };
+            tokio::spawn(client.run())
+        });
+        Ok(SimHandle {
+            addr,
+            shutdown,
+            server: Some(server),
+            sdk,
+            device,
+        })
+    }
+}
+
+/// A running simulator; dropping it stops it too.
+pub struct SimHandle {
+    addr: SocketAddr,
+    shutdown: watch::Sender<bool>,
+    server: Option<JoinHandle<Result<(), String>>>,
+    sdk: Option<JoinHandle<()>>,
+    device: Arc<device::Device>,
+}
+
+impl SimHandle {
+    /// The address the gRPC driver listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The simulated device clock, in milliseconds.
+    pub fn device_time_ms(&self) -> u64 {
+        self.device.lock().folio.now()
+    }
+
+    /// Stops serving: the SDK says GOODBYE, the server drains its calls.
+    pub async fn shutdown(mut self) -> anyhow::Result<()> {
+        let _ = self.shutdown.send(true);
+        if let Some(sdk) = self.sdk.take() {
+            let _ = sdk.await;
+        }
+        if let Some(server) = self.server.take() {
+            server
+                .await
+                .context("the simulator's server task failed")?
+                .map_err(|message| anyhow::anyhow!("the simulator's server failed: {message}"))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for SimHandle {
+    fn drop(&mut self) {
+        let _ = self.shutdown.send(true);
+    }
+}
+
+/// Parses a latency such as `0`, `1ms`, `250us` or `1s`.
+pub fn parse_latency(text: &str) -> anyhow::Result<Duration> {
+    let text = text.trim();
+    let (number, unit) = text
+        .find(|c: char| !c.is_ascii_digit())
+        .map_or((text, ""), |split| text.split_at(split));
+    let value: u64 = number
+        .parse()
+        .with_context(|| format!("latency `{text}` is not a number with a unit such as 0, 1ms, 2s"))?;
+    match unit {
+        "" if value == 0 => Ok(Duration::ZERO),
+        "ms" => Ok(Duration::from_millis(value)),
+        "us" | "µs" => Ok(Duration::from_micros(value)),
+        "s" => Ok(Duration::from_secs(value)),
+        _ => anyhow::bail!("latency `{text}` needs a unit: us, ms or s (e.g. 1ms)"),
+    }
+}
+
+/// `uatu sim`.
+pub fn command(args: SimArgs) -> anyhow::Result<Status> {
+    let bugs = Bugs::parse(&args.bugs).map_err(|error| exit::usage(anyhow::anyhow!("--bugs: {error}")))?;
+    let latency = parse_latency(&args.latency).map_err(|error| exit::usage(error.context("--latency")))?;
+    render::check_scale(args.scale).map_err(|error| exit::usage(anyhow::anyhow!("--scale: {error}")))?;
+    let config = SimConfig {
+        bugs,
+        latency,
+        seed: args.seed,
+        scale: args.scale,
+        ..SimConfig::default()
+    };
+    if let Some(dir) = &args.render_screens {
+        let written = render_screens(&config, dir).map_err(exit::infrastructure)?;
+        for path in written {
+            println!("{}", path.display());
+        }
+        return Ok(Status::Ok);
+    }
+    let runtime = tokio::runtime::Runtime::new()
+        .context("cannot start the async runtime")
+        .map_err(exit::infrastructure)?;
+    runtime.block_on(async {
+        let handle = Simulator::start(config.clone(), args.listen, args.agent_socket.clone())
+            .await
+            .map_err(exit::infrastructure)?;
+        println!("uatu sim: serving driver.proto on {}", handle.addr());
+        println!(
+            "  app {} · bugs: {} · latency {:?} · seed {} · screenshot scale {}",
+            config.bundle_id, config.bugs, config.latency, config.seed, config.scale
+        );
+        match &args.agent_socket {
+            Some(path) => println!("  SDK connects to {}", path.display()),
+            None => println!("  no --agent-socket: the app runs without an SDK connection"),
+        }
+        println!("Press Ctrl-C to stop.");
+        tokio::signal::ctrl_c()
+            .await
+            .context("cannot wait for Ctrl-C")
+            .map_err(exit::infrastructure)?;
+        handle.shutdown().await.map_err(exit::infrastructure)?;
+        Ok(Status::Ok)
+    })
+}
+
+/// Writes a PNG of every Folio screen into `dir`; returns the files written.
+pub fn render_screens(config: &SimConfig, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut written = Vec::new();
+    for (name, folio) in folio::tour(config.bugs.clone(), config.seed) {
+        let shot = render::screenshot(&screen::build(&folio), config.scale)?;
+        let path = dir.join(format!("{name}.png"));
+        std::fs::write(&path, &shot.png).with_context(|| format!("cannot write {}", path.display()))?;
+        written.push(path);
+    }
+    Ok(written)
 }

@@ -1,0 +1,1318 @@
+//! The Folio ledger app as a pure, deterministic model: screens, forms,
+//! persisted data, a simulated clock, logs, exceptions and coverage probes.
+//!
+//! Nothing here does I/O or reads the wall clock: the same seed and the same
+//! inputs always give the same states, which is what makes a run replayable.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde_json::{Map, Value, json};
+
+use super::bugs::{Bug, Bugs};
+use super::screen::{self, Activate};
+use crate::device::model::{ExceptionInfo, Hierarchy, Key, LogEntry, LogLevel, Point, ScreenSize};
+
+pub const SCREEN_WIDTH: i32 = 1080;
+pub const SCREEN_HEIGHT: i32 = 2400;
+pub const PACKAGE: &str = "app.folio";
+pub const DEMO_EMAIL: &str = "demo@folio.app";
+pub const DEMO_PASSWORD: &str = "ledger123";
+
+/// How long the "authenticating" phase of a valid login lasts.
+pub const AUTH_MS: u64 = 300;
+/// How long a slow login (planted bug `slow-login`) stays authenticating.
+pub const SLOW_AUTH_MS: u64 = 5_000;
+/// Validation errors disappear on their own after this much device time.
+pub const ERROR_DISMISS_MS: u64 = 5_000;
+pub const MAX_NOTE_CHARS: usize = 80;
+/// Notes longer than this crash the app under the planted bug `crash-on-long-note`.
+pub const CRASHING_NOTE_CHARS: usize = 40;
+pub const MAX_ACCOUNT_NAME_CHARS: usize = 30;
+
+const TAP_MS: u64 = 150;
+const KEY_MS: u64 = 100;
+const TEXT_BASE_MS: u64 = 50;
+const TEXT_PER_CHAR_MS: u64 = 20;
+const IDLE_MS: u64 = 16;
+const COLD_START_MS: u64 = 800;
+const WARM_START_MS: u64 = 300;
+const MAX_LOGS: usize = 20_000;
+/// The longest text a field accepts; longer input is cut, as `maxLength` does.
+const FIELD_MAX_CHARS: usize = 200;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    Login,
+    Home,
+    AddAccount,
+    Ledger,
+    AddTxn,
+}
+
+impl Route {
+    pub fn name(self) -> &'static str {
+        match self {
+            Route::Login => "login",
+            Route::Home => "home",
+            Route::AddAccount => "add_account",
+            Route::Ledger => "ledger",
+            Route::AddTxn => "add_txn",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Credit,
+    Debit,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Credit => "credit",
+            Kind::Debit => "debit",
+        }
+    }
+}
+
+/// A text field of the app, named by its content description.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Field {
+    Email,
+    Password,
+    AccountName,
+    Amount,
+    Note,
+}
+
+impl Field {
+    pub fn desc(self) -> &'static str {
+        match self {
+            Field::Email => "login_email",
+            Field::Password => "login_password",
+            Field::AccountName => "account_name_field",
+            Field::Amount => "txn_amount",
+            Field::Note => "txn_note",
+        }
+    }
+
+    fn route(self) -> Route {
+        match self {
+            Field::Email | Field::Password => Route::Login,
+            Field::AccountName => Route::AddAccount,
+            Field::Amount | Field::Note => Route::AddTxn,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Txn {
+    pub id: String,
+    /// Positive; fractional only under the planted bug `float-cents`.
+    pub amount_cents: f64,
+    pub kind: Kind,
+    pub note: String,
+}
+
+impl Txn {
+    pub fn signed_cents(&self) -> f64 {
+        match self.kind {
+            Kind::Credit => self.amount_cents,
+            Kind::Debit => -self.amount_cents,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Account {
+    pub id: String,
+    pub name: String,
+    /// Newest last.
+    pub txns: Vec<Txn>,
+}
+
+impl Account {
+    pub fn balance_cents(&self) -> f64 {
+        self.txns.iter().map(Txn::signed_cents).sum()
+    }
+}
+
+/// What the app keeps on disk: survives logout, crashes and restarts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Persisted {
+    pub accounts: Vec<Account>,
+    next_account: u32,
+    next_txn: u32,
+}
+
+impl Persisted {
+    /// A fresh install: the demo user's two accounts.
+    fn demo() -> Persisted {
+        let txn = |id: &str, amount_cents: f64, kind, note: &str| Txn {
+            id: id.into(),
+            amount_cents,
+            kind,
+            note: note.into(),
+        };
+        Persisted {
+            accounts: vec![
+                Account {
+                    id: "a1".into(),
+                    name: "Checking".into(),
+                    txns: vec![
+                        txn("t1", 250_000.0, Kind::Credit, "Salary"),
+                        txn("t2", 4_599.0, Kind::Debit, "Groceries"),
+                    ],
+                },
+                Account {
+                    id: "a2".into(),
+                    name: "Savings".into(),
+                    txns: vec![txn("t3", 100_000.0, Kind::Credit, "Transfer")],
+                },
+            ],
+            next_account: 3,
+            next_txn: 4,
+        }
+    }
+
+    pub fn total_cents(&self) -> f64 {
+        self.accounts.iter().map(Account::balance_cents).sum()
+    }
+
+    fn account(&self, id: &str) -> Option<&Account> {
+        self.accounts.iter().find(|account| account.id == id)
+    }
+}
+
+/// Where the app's process is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Process {
+    Foreground,
+    /// Alive behind the launcher (Home or Back on a root screen).
+    Background,
+    /// Not running: crashed, terminated, or never started.
+    Dead,
+}
+
+/// The in-memory UI state of one app process; a process start resets it.
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub route: Route,
+    pub logged_in: bool,
+    pub email: String,
+    pub password: String,
+    pub focused: Option<Field>,
+    /// The focused field's text is selected (`selectAllOnFocus`): typing replaces it.
+    pub selected_all: bool,
+    pub account_name: String,
+    pub amount: String,
+    pub note: String,
+    pub kind: Kind,
+    pub form_errors: BTreeMap<Field, String>,
+    errors_shown_at: u64,
+    pub auth_until: Option<u64>,
+    pub active_account: Option<String>,
+    /// The total the home screen shows (refreshed on entering home).
+    cached_total: f64,
+    /// Planted bug `stale-total`: the next entry to home skips the refresh.
+    skip_total_refresh: bool,
+    pub home_scroll: i32,
+    pub ledger_scroll: i32,
+    logged_out: bool,
+    /// Planted bug `deep-ledger-duplication`: (account, txn) shown twice.
+    duplicated_row: Option<(String, String)>,
+}
+
+impl Session {
+    fn new(persisted: &Persisted) -> Session {
+        Session {
+            route: Route::Login,
+            logged_in: false,
+            email: String::new(),
+            password: String::new(),
+            focused: None,
+            selected_all: false,
+            account_name: String::new(),
+            amount: String::new(),
+            note: String::new(),
+            kind: Kind::Debit,
+            form_errors: BTreeMap::new(),
+            errors_shown_at: 0,
+            auth_until: None,
+            active_account: None,
+            cached_total: persisted.total_cents(),
+            skip_total_refresh: false,
+            home_scroll: 0,
+            ledger_scroll: 0,
+            logged_out: false,
+            duplicated_row: None,
+        }
+    }
+}
+
+/// One row of the ledger as the screen lists it (newest first).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LedgerRow {
+    pub txn: Txn,
+    pub account_id: String,
+}
+
+/// What the device did with one input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputResult {
+    pub delivered: bool,
+    pub detail: String,
+}
+
+impl InputResult {
+    fn delivered() -> InputResult {
+        InputResult {
+            delivered: true,
+            detail: String::new(),
+        }
+    }
+
+    fn noted(detail: impl Into<String>) -> InputResult {
+        InputResult {
+            delivered: true,
+            detail: detail.into(),
+        }
+    }
+
+    fn refused(detail: impl Into<String>) -> InputResult {
+        InputResult {
+            delivered: false,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// Everything an SDK STATE carries, drained from the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateReport {
+    pub snapshots: Map<String, Value>,
+    pub exceptions: Vec<ExceptionInfo>,
+    pub logs: Vec<LogEntry>,
+    pub coverage: Vec<String>,
+}
+
+/// The Folio app, its process and the device clock.
+#[derive(Debug, Clone)]
+pub struct Folio {
+    pub bugs: Bugs,
+    rng: ChaCha8Rng,
+    clock_ms: u64,
+    pub process: Process,
+    pub persisted: Persisted,
+    pub session: Session,
+    valid_logins: u64,
+    /// Which valid login (mod 3) is slow under `slow-login`; drawn from the seed.
+    slow_phase: u64,
+    logs: Vec<LogEntry>,
+    /// Index in `logs` of the first entry the next STATE reports.
+    state_log_cursor: usize,
+    /// Uncaught exceptions not yet reported in a STATE (a crash reporter keeps them on disk).
+    pending_exceptions: Vec<ExceptionInfo>,
+    coverage: BTreeSet<&'static str>,
+    generation: u64,
+    last_death: Option<(u64, String)>,
+    inputs: u64,
+}
+
+impl Folio {
+    /// A freshly installed Folio, already launched on its login screen.
+    pub fn new(bugs: Bugs, seed: u64) -> Folio {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let slow_phase = rng.random_range(0..3);
+        let persisted = Persisted::demo();
+        let session = Session::new(&persisted);
+        let mut folio = Folio {
+            bugs,
+            rng,
+            clock_ms: 0,
+            process: Process::Foreground,
+            persisted,
+            session,
+            valid_logins: 0,
+            slow_phase,
+            logs: Vec::new(),
+            state_log_cursor: 0,
+            pending_exceptions: Vec::new(),
+            coverage: BTreeSet::new(),
+            generation: 1,
+            last_death: None,
+            inputs: 0,
+        };
+        folio.log(
+            LogLevel::Info,
+            "ActivityManager",
+            "Start proc app.folio for activity MainActivity",
+        );
+        folio.probe("app.start.cold");
+        folio
+    }
+
+    pub fn now(&self) -> u64 {
+        self.clock_ms
+    }
+
+    /// Which process instance is running; changes on every app start.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Why process `generation` ended, if it has.
+    pub fn death_reason(&self, generation: u64) -> Option<String> {
+        match (
+            &self.last_death,
+            self.generation == generation && self.process != Process::Dead,
+        ) {
+            (_, true) => None,
+            (Some((dead, reason)), false) if *dead == generation => Some(reason.clone()),
+            _ => Some("app process restarted".into()),
+        }
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.process != Process::Dead
+    }
+
+    /// The number of inputs delivered so far (for plausible metrics).
+    pub fn input_count(&self) -> u64 {
+        self.inputs
+    }
+
+    // ----- inputs -------------------------------------------------------
+
+    pub fn tap(&mut self, point: Point) -> InputResult {
+        self.inputs += 1;
+        self.advance(TAP_MS);
+        if !(0..SCREEN_WIDTH).contains(&point.x) || !(0..SCREEN_HEIGHT).contains(&point.y) {
+            return InputResult::refused(format!("({}, {}) is off the 1080x2400 screen", point.x, point.y));
+        }
+        let root = screen::build(self);
+        let Some(action) = screen::resolve_tap(&root, point) else {
+            return InputResult::noted(format!("nothing clickable at ({}, {})", point.x, point.y));
+        };
+        self.activate(action);
+        self.settle();
+        InputResult::delivered()
+    }
+
+    pub fn input_text(&mut self, text: &str) -> InputResult {
+        self.inputs += 1;
+        self.advance(TEXT_BASE_MS + TEXT_PER_CHAR_MS * text.chars().count() as u64);
+        if self.process != Process::Foreground {
+            return InputResult::refused("no focused text field (the app is not in the foreground)");
+        }
+        let Some(field) = self.session.focused else {
+            self.probe("input.no_focus");
+            return InputResult::refused("no focused text field");
+        };
+        let replace = std::mem::take(&mut self.session.selected_all);
+        let value = self.field_mut(field);
+        if replace {
+            value.clear();
+        }
+        let room = FIELD_MAX_CHARS.saturating_sub(value.chars().count());
+        value.extend(text.chars().take(room));
+        if self.session.form_errors.remove(&field).is_some() {
+            self.probe("form.error.cleared_by_edit");
+        }
+        self.probe(match field {
+            Field::Email => "input.email",
+            Field::Password => "input.password",
+            Field::AccountName => "input.account_name",
+            Field::Amount => "input.amount",
+            Field::Note => "input.note",
+        });
+        self.settle();
+        InputResult::delivered()
+    }
+
+    pub fn swipe(&mut self, from: Point, to: Point, duration_ms: u64) -> InputResult {
+        self.inputs += 1;
+        self.advance(duration_ms.max(50));
+        if self.process != Process::Foreground {
+            return InputResult::noted("swipe on the launcher");
+        }
+        let root = screen::build(self);
+        let Some((list, content_height)) = screen::scrollable_at(&root, from) else {
+            return InputResult::noted("nothing scrollable under the swipe");
+        };
+        let viewport = list.bottom - list.top;
+        let max_scroll = (content_height - viewport).max(0);
+        let scroll = match self.session.route {
+            Route::Home => &mut self.session.home_scroll,
+            _ => &mut self.session.ledger_scroll,
+        };
+        let before = *scroll;
+        *scroll = (*scroll + (from.y - to.y)).clamp(0, max_scroll);
+        let moved = *scroll != before;
+        self.probe(if moved {
+            "list.scroll"
+        } else {
+            "list.scroll.at_end"
+        });
+        self.settle();
+        InputResult::delivered()
+    }
+
+    pub fn press_key(&mut self, key: Key) -> InputResult {
+        self.inputs += 1;
+        self.advance(KEY_MS);
+        if self.process != Process::Foreground {
+            return InputResult::noted("the launcher ignores keys");
+        }
+        match key {
+            Key::Back => self.back(),
+            Key::Home => {
+                self.probe("app.background.home_key");
+                self.move_to_background();
+            }
+            Key::Enter => self.enter(),
+            Key::Tab => self.next_field(),
+            Key::Up | Key::Down | Key::Left | Key::Right => {
+                self.probe("key.arrow");
+            }
+        }
+        self.settle();
+        InputResult::delivered()
+    }
+
+    /// Lets device time pass (a spec's Wait).
+    pub fn sleep(&mut self, duration_ms: u64) -> InputResult {
+        self.advance(duration_ms);
+        InputResult::delivered()
+    }
+
+    /// The UI never animates, so it is idle at once; a frame's worth of time passes.
+    pub fn wait_for_idle(&mut self) -> bool {
+        self.advance(IDLE_MS);
+        true
+    }
+
+    /// Starts the app, restarting it if it is running; `clear_state` wipes its data.
+    pub fn launch(&mut self, clear_state: bool) {
+        self.inputs += 1;
+        if self.process != Process::Dead {
+            self.die("app process restarted by Launch".into());
+        }
+        if clear_state {
+            self.persisted = Persisted::demo();
+            self.probe("app.start.clear_state");
+        }
+        self.advance(COLD_START_MS);
+        self.start_process();
+    }
+
+    pub fn terminate(&mut self) {
+        self.inputs += 1;
+        self.advance(KEY_MS);
+        if self.process != Process::Dead {
+            self.log(LogLevel::Info, "ActivityManager", "Force stopping app.folio");
+            self.die("app terminated by the driver".into());
+        }
+    }
+
+    // ----- what the app shows and reports -------------------------------
+
+    pub fn hierarchy(&self) -> Hierarchy {
+        Hierarchy {
+            root: screen::build(self).to_node(),
+            screen: ScreenSize {
+                width: SCREEN_WIDTH as u32,
+                height: SCREEN_HEIGHT as u32,
+            },
+        }
+    }
+
+    /// The figure the home screen shows as the total balance.
+    pub fn displayed_total(&self) -> f64 {
+        if self.bugs.has(Bug::StaleTotal) {
+            self.session.cached_total
+        } else {
+            self.persisted.total_cents()
+        }
+    }
+
+    pub fn active_account(&self) -> Option<&Account> {
+        self.persisted.account(self.session.active_account.as_deref()?)
+    }
+
+    /// The active account's ledger as listed on screen, newest first.
+    pub fn ledger_rows(&self) -> Vec<LedgerRow> {
+        let Some(account) = self.active_account() else {
+            return Vec::new();
+        };
+        let mut rows = Vec::new();
+        for txn in account.txns.iter().rev() {
+            let row = LedgerRow {
+                txn: txn.clone(),
+                account_id: account.id.clone(),
+            };
+            if let Some((account_id, txn_id)) = &self.session.duplicated_row
+                && *account_id == account.id
+                && *txn_id == txn.id
+            {
+                rows.push(row.clone());
+            }
+            rows.push(row);
+        }
+        rows
+    }
+
+    /// The snapshots Folio registers with the SDK.
+    pub fn snapshots(&self) -> Map<String, Value> {
+        let session = &self.session;
+        let accounts: Vec<Value> = self
+            .persisted
+            .accounts
+            .iter()
+            .map(|account| {
+                json!({
+                    "id": account.id,
+                    "name": account.name,
+                    "balance_cents": cents_json(account.balance_cents()),
+                    "txn_count": account.txns.len(),
+                })
+            })
+            .collect();
+        let rows: Vec<Value> = self
+            .ledger_rows()
+            .iter()
+            .map(|row| {
+                json!({
+                    "id": row.txn.id,
+                    "account_id": row.account_id,
+                    "amount_cents": cents_json(row.txn.amount_cents),
+                    "kind": row.txn.kind.name(),
+                    "note": row.txn.note,
+                })
+            })
+            .collect();
+        let ledger_balance = match (session.route, self.active_account()) {
+            (Route::Ledger, Some(account)) => cents_json(account.balance_cents()),
+            _ => Value::Null,
+        };
+        let form_errors: Map<String, Value> = session
+            .form_errors
+            .iter()
+            .map(|(field, message)| (field.desc().to_owned(), Value::from(message.clone())))
+            .collect();
+        let mut snapshots = Map::new();
+        snapshots.insert("logged_in".into(), session.logged_in.into());
+        snapshots.insert("route".into(), session.route.name().into());
+        snapshots.insert("auth_pending".into(), session.auth_until.is_some().into());
+        snapshots.insert("accounts".into(), accounts.into());
+        snapshots.insert("total_balance".into(), cents_json(self.displayed_total()));
+        snapshots.insert(
+            "active_account_id".into(),
+            session.active_account.clone().map_or(Value::Null, Value::from),
+        );
+        snapshots.insert("ledger_rows".into(), rows.into());
+        snapshots.insert("ledger_balance".into(), ledger_balance);
+        snapshots.insert(
+            "focused_input".into(),
+            session.focused.map_or(Value::Null, |field| field.desc().into()),
+        );
+        snapshots.insert("form_errors".into(), form_errors.into());
+        snapshots
+    }
+
+    /// What the next STATE reports: the snapshots, and everything since the previous STATE.
+    pub fn take_state(&mut self) -> StateReport {
+        let logs = self.logs[self.state_log_cursor.min(self.logs.len())..].to_vec();
+        self.state_log_cursor = self.logs.len();
+        StateReport {
+            snapshots: self.snapshots(),
+            exceptions: std::mem::take(&mut self.pending_exceptions),
+            logs,
+            coverage: std::mem::take(&mut self.coverage)
+                .into_iter()
+                .map(String::from)
+                .collect(),
+        }
+    }
+
+    /// Log entries strictly after `since_ms` at `min_level` or above.
+    pub fn logs_after(&self, since_ms: u64, min_level: LogLevel) -> Vec<LogEntry> {
+        self.logs
+            .iter()
+            .filter(|entry| entry.time > since_ms && entry.level >= min_level)
+            .cloned()
+            .collect()
+    }
+
+    // ----- behaviour ----------------------------------------------------
+
+    fn activate(&mut self, action: Activate) {
+        match action {
+            Activate::Focus(field) => self.focus(field),
+            Activate::SubmitLogin => self.submit_login(),
+            Activate::AddAccount => {
+                self.probe("home.add_account");
+                self.navigate(Route::AddAccount);
+            }
+            Activate::Logout => self.logout(),
+            Activate::OpenAccount(id) => {
+                self.probe("home.open_account");
+                self.session.active_account = Some(id);
+                self.session.ledger_scroll = 0;
+                self.navigate(Route::Ledger);
+            }
+            Activate::SubmitAccount => self.submit_account(),
+            Activate::AddTxn => {
+                self.probe("ledger.add_txn");
+                self.navigate(Route::AddTxn);
+            }
+            Activate::SetKind(kind) => {
+                self.probe(match kind {
+                    Kind::Credit => "txn.kind.credit",
+                    Kind::Debit => "txn.kind.debit",
+                });
+                self.session.kind = kind;
+            }
+            Activate::SubmitTxn => self.submit_txn(),
+            Activate::Back => self.back(),
+            Activate::LauncherIcon => self.open_from_launcher(),
+        }
+    }
+
+    fn back(&mut self) {
+        match self.session.route {
+            Route::Login | Route::Home => {
+                self.probe("nav.back.exit");
+                self.move_to_background();
+            }
+            Route::AddAccount => {
+                self.probe("nav.back.add_account");
+                self.navigate(Route::Home);
+            }
+            Route::Ledger => {
+                self.probe("nav.back.ledger");
+                self.session.active_account = None;
+                self.navigate(Route::Home);
+            }
+            Route::AddTxn => {
+                self.probe("nav.back.add_txn");
+                self.navigate(Route::Ledger);
+            }
+        }
+    }
+
+    fn enter(&mut self) {
+        match self.session.focused {
+            Some(Field::Email | Field::Password) => {
+                self.probe("key.enter.submit");
+                self.submit_login();
+            }
+            Some(Field::AccountName) => {
+                self.probe("key.enter.submit");
+                self.submit_account();
+            }
+            Some(Field::Amount | Field::Note) => {
+                self.probe("key.enter.submit");
+                self.submit_txn();
+            }
+            None => self.probe("key.enter.no_focus"),
+        }
+    }
+
+    fn next_field(&mut self) {
+        let order: &[Field] = match self.session.route {
+            Route::Login => &[Field::Email, Field::Password],
+            Route::AddAccount => &[Field::AccountName],
+            Route::AddTxn => &[Field::Amount, Field::Note],
+            Route::Home | Route::Ledger => &[],
+        };
+        if order.is_empty() {
+            self.probe("key.tab.no_fields");
+            return;
+        }
+        let next = match self
+            .session
+            .focused
+            .and_then(|field| order.iter().position(|f| *f == field))
+        {
+            Some(index) => order[(index + 1) % order.len()],
+            None => order[0],
+        };
+        self.probe("key.tab.focus");
+        self.focus(next);
+    }
+
+    fn focus(&mut self, field: Field) {
+        self.probe("field.focus");
+        self.session.focused = Some(field);
+        self.session.selected_all = !self.field_mut(field).is_empty();
+    }
+
+    fn navigate(&mut self, route: Route) {
+        let from = self.session.route;
+        let session = &mut self.session;
+        session.focused = None;
+        session.form_errors.clear();
+        match from {
+            Route::AddAccount => session.account_name.clear(),
+            Route::AddTxn => {
+                session.amount.clear();
+                session.note.clear();
+                session.kind = Kind::Debit;
+            }
+            _ => {}
+        }
+        session.route = route;
+        if route == Route::Home {
+            self.refresh_total();
+        }
+        self.log(
+            LogLevel::Info,
+            "Folio/Nav",
+            format!("navigate {} -> {}", from.name(), route.name()),
+        );
+    }
+
+    fn refresh_total(&mut self) {
+        if self.session.skip_total_refresh {
+            // The planted bug: the debit's change notification was dropped, so
+            // this entry to home renders the cached figure.
+            self.session.skip_total_refresh = false;
+            self.probe("home.total.cached");
+        } else {
+            self.session.cached_total = self.persisted.total_cents();
+            self.probe("home.total.refreshed");
+        }
+    }
+
+    fn submit_login(&mut self) {
+        if self.session.route != Route::Login {
+            return;
+        }
+        if self.session.auth_until.is_some() {
+            self.probe("login.submit.while_pending");
+            return;
+        }
+        self.show_errors(BTreeMap::new());
+        let email = self.session.email.trim().to_owned();
+        let mut errors = BTreeMap::new();
+        if email.is_empty() {
+            self.probe("login.empty_email");
+            errors.insert(Field::Email, "Enter your email".to_owned());
+        }
+        if self.session.password.is_empty() {
+            self.probe("login.empty_password");
+            errors.insert(Field::Password, "Enter your password".to_owned());
+        }
+        if !errors.is_empty() {
+            self.log(LogLevel::Warn, "Folio/Auth", "sign-in rejected: missing fields");
+            self.show_errors(errors);
+            return;
+        }
+        if !email.eq_ignore_ascii_case(DEMO_EMAIL) || self.session.password != DEMO_PASSWORD {
+            self.probe(if email.eq_ignore_ascii_case(DEMO_EMAIL) {
+                "login.wrong_password"
+            } else {
+                "login.unknown_email"
+            });
+            self.log(
+                LogLevel::Warn,
+                "Folio/Auth",
+                format!("sign-in failed for {email}"),
+            );
+            self.session.password.clear();
+            self.show_errors(BTreeMap::from([(
+                Field::Password,
+                "Wrong email or password".to_owned(),
+            )]));
+            return;
+        }
+        let nth = self.valid_logins;
+        self.valid_logins += 1;
+        let slow = self.bugs.has(Bug::SlowLogin) && nth % 3 == self.slow_phase;
+        self.probe(if slow { "login.valid.slow" } else { "login.valid" });
+        self.session.focused = None;
+        self.session.auth_until = Some(self.clock_ms + if slow { SLOW_AUTH_MS } else { AUTH_MS });
+        self.log(LogLevel::Info, "Folio/Auth", format!("authenticating {email}"));
+    }
+
+    fn finish_login(&mut self, at: u64) {
+        self.session.auth_until = None;
+        self.session.logged_in = true;
+        self.session.password.clear();
+        self.log_at(at, LogLevel::Info, "Folio/Auth", "signed in");
+        if self.bugs.has(Bug::DeepLedgerDuplication) && self.session.logged_out {
+            let deep: Vec<usize> = (0..self.persisted.accounts.len())
+                .filter(|&index| self.persisted.accounts[index].txns.len() >= 2)
+                .collect();
+            if deep.len() >= 3 {
+                // The planted bug: re-syncing the ledger cache after a re-login
+                // merges one cached row into an account's list a second time.
+                let account = &self.persisted.accounts[deep[self.rng.random_range(0..deep.len())]];
+                let txn = &account.txns[self.rng.random_range(0..account.txns.len())];
+                self.session.duplicated_row = Some((account.id.clone(), txn.id.clone()));
+                self.probe("login.ledger_cache.merge");
+            }
+        }
+        self.probe("login.signed_in");
+        self.navigate(Route::Home);
+    }
+
+    fn logout(&mut self) {
+        self.probe("home.logout");
+        self.session.logged_in = false;
+        self.session.logged_out = true;
+        self.session.duplicated_row = None;
+        self.session.email.clear();
+        self.session.password.clear();
+        self.session.active_account = None;
+        self.session.home_scroll = 0;
+        self.log(LogLevel::Info, "Folio/Auth", "signed out");
+        self.navigate(Route::Login);
+    }
+
+    fn submit_account(&mut self) {
+        if self.session.route != Route::AddAccount {
+            return;
+        }
+        let raw = self.session.account_name.clone();
+        let name = raw.trim();
+        let error = if name.is_empty() {
+            self.probe("account.empty_name");
+            Some("Name can't be empty".to_owned())
+        } else if name.chars().count() > MAX_ACCOUNT_NAME_CHARS {
+            self.probe("account.name_too_long");
+            Some(format!("Name is too long (max {MAX_ACCOUNT_NAME_CHARS})"))
+        } else if self.is_duplicate_name(&raw) {
+            self.probe("account.duplicate_name");
+            Some(format!("An account named \"{name}\" already exists"))
+        } else {
+            None
+        };
+        if let Some(message) = error {
+            self.log(
+                LogLevel::Warn,
+                "Folio/Form",
+                format!("new account rejected: {message}"),
+            );
+            self.show_errors(BTreeMap::from([(Field::AccountName, message)]));
+            return;
+        }
+        // The planted bug keeps the name as typed, spaces and all.
+        let stored = if self.bugs.has(Bug::DuplicateAccountNames) {
+            raw.clone()
+        } else {
+            name.to_owned()
+        };
+        let id = format!("a{}", self.persisted.next_account);
+        self.persisted.next_account += 1;
+        self.persisted.accounts.push(Account {
+            id: id.clone(),
+            name: stored,
+            txns: Vec::new(),
+        });
+        self.probe("account.create");
+        self.log(LogLevel::Info, "Folio/Form", format!("account {id} created"));
+        self.navigate(Route::Home);
+    }
+
+    fn is_duplicate_name(&self, raw: &str) -> bool {
+        let existing = self
+            .persisted
+            .accounts
+            .iter()
+            .map(|account| account.name.as_str());
+        if self.bugs.has(Bug::DuplicateAccountNames) {
+            // The planted bug: an exact comparison of the text as typed.
+            existing.into_iter().any(|name| name == raw)
+        } else {
+            let wanted = normalize_name(raw);
+            existing.into_iter().any(|name| normalize_name(name) == wanted)
+        }
+    }
+
+    fn submit_txn(&mut self) {
+        if self.session.route != Route::AddTxn {
+            return;
+        }
+        let mut errors = BTreeMap::new();
+        let amount = match parse_amount(&self.session.amount) {
+            Ok(Amount {
+                cents,
+                extra_decimals: false,
+            }) => Some(cents),
+            Ok(Amount {
+                cents,
+                extra_decimals: true,
+            }) if self.bugs.has(Bug::FloatCents) => Some(cents),
+            Ok(Amount {
+                extra_decimals: true, ..
+            }) => {
+                self.probe("txn.amount.too_precise");
+                errors.insert(Field::Amount, "Use at most two decimals".to_owned());
+                None
+            }
+            Err(AmountError::Empty) => {
+                self.probe("txn.amount.empty");
+                errors.insert(Field::Amount, "Enter an amount".to_owned());
+                None
+            }
+            Err(AmountError::Invalid) => {
+                self.probe("txn.amount.invalid");
+                errors.insert(Field::Amount, "Enter a number like 12.50".to_owned());
+                None
+            }
+            Err(AmountError::Zero) => {
+                self.probe("txn.amount.zero");
+                errors.insert(Field::Amount, "Amount must be more than zero".to_owned());
+                None
+            }
+        };
+        let note = self.session.note.clone();
+        let note_chars = note.chars().count();
+        if note_chars > MAX_NOTE_CHARS {
+            self.probe("txn.note.too_long");
+            errors.insert(Field::Note, format!("Note is too long (max {MAX_NOTE_CHARS})"));
+        }
+        let (Some(amount_cents), true) = (amount, errors.is_empty()) else {
+            let fields: Vec<_> = errors.keys().map(|field| field.desc()).collect();
+            self.log(
+                LogLevel::Warn,
+                "Folio/Form",
+                format!("transaction rejected: {}", fields.join(", ")),
+            );
+            self.show_errors(errors);
+            return;
+        };
+        if self.bugs.has(Bug::CrashOnLongNote) && note_chars > CRASHING_NOTE_CHARS {
+            // The planted bug: the row preview cuts the note one character too far.
+            self.crash(
+                "java.lang.StringIndexOutOfBoundsException",
+                format!("begin 0, end {}, length {}", note_chars + 1, note_chars),
+                "java.lang.StringIndexOutOfBoundsException\n\
+                 \tat java.lang.String.substring(String.java:2060)\n\
+                 \tat app.folio.ledger.NotePreview.ellipsize(NotePreview.kt:18)\n\
+                 \tat app.folio.ledger.AddTransactionViewModel.submit(AddTransactionViewModel.kt:74)",
+            );
+            return;
+        }
+        let Some(account_id) = self.session.active_account.clone() else {
+            return;
+        };
+        let kind = self.session.kind;
+        let id = format!("t{}", self.persisted.next_txn);
+        self.persisted.next_txn += 1;
+        let Some(account) = self
+            .persisted
+            .accounts
+            .iter_mut()
+            .find(|account| account.id == account_id)
+        else {
+            return;
+        };
+        account.txns.push(Txn {
+            id: id.clone(),
+            amount_cents,
+            kind,
+            note,
+        });
+        if amount_cents.fract() != 0.0 {
+            self.probe("txn.amount.fractional_cents");
+        }
+        if note_chars > 0 {
+            self.probe("txn.note.present");
+        }
+        match kind {
+            Kind::Credit => self.probe("txn.submit.credit"),
+            Kind::Debit => {
+                self.probe("txn.submit.debit");
+                if self.bugs.has(Bug::StaleTotal) {
+                    self.session.skip_total_refresh = true;
+                }
+            }
+        }
+        self.log(
+            LogLevel::Info,
+            "Folio/Form",
+            format!(
+                "{} {id} of {} cents added to {account_id}",
+                kind.name(),
+                amount_cents
+            ),
+        );
+        self.navigate(Route::Ledger);
+    }
+
+    fn show_errors(&mut self, errors: BTreeMap<Field, String>) {
+        if !errors.is_empty() {
+            self.probe("form.error.shown");
+        }
+        self.session.form_errors = errors;
+        self.session.errors_shown_at = self.clock_ms;
+    }
+
+    fn field_mut(&mut self, field: Field) -> &mut String {
+        let session = &mut self.session;
+        match field {
+            Field::Email => &mut session.email,
+            Field::Password => &mut session.password,
+            Field::AccountName => &mut session.account_name,
+            Field::Amount => &mut session.amount,
+            Field::Note => &mut session.note,
+        }
+    }
+
+    fn move_to_background(&mut self) {
+        self.process = Process::Background;
+        self.session.focused = None;
+        self.log(LogLevel::Info, "ActivityManager", "app.folio moved to background");
+    }
+
+    fn open_from_launcher(&mut self) {
+        match self.process {
+            Process::Background => {
+                self.probe("app.start.warm");
+                self.advance(WARM_START_MS);
+                self.process = Process::Foreground;
+                self.log(LogLevel::Info, "ActivityManager", "app.folio moved to foreground");
+            }
+            Process::Dead => {
+                self.advance(COLD_START_MS);
+                self.start_process();
+            }
+            Process::Foreground => {}
+        }
+    }
+
+    fn start_process(&mut self) {
+        self.generation += 1;
+        self.process = Process::Foreground;
+        self.session = Session::new(&self.persisted);
+        self.log(
+            LogLevel::Info,
+            "ActivityManager",
+            "Start proc app.folio for activity MainActivity",
+        );
+        self.probe("app.start.cold");
+    }
+
+    fn crash(&mut self, class: &str, message: String, stack: &str) {
+        self.probe("app.crash");
+        self.pending_exceptions.push(ExceptionInfo {
+            class: class.to_owned(),
+            message: message.clone(),
+            stack: stack.to_owned(),
+            time: self.clock_ms,
+        });
+        self.log(
+            LogLevel::Error,
+            "AndroidRuntime",
+            format!("FATAL EXCEPTION: main\nProcess: app.folio\n{class}: {message}\n{stack}"),
+        );
+        self.log(LogLevel::Info, "ActivityManager", "Process app.folio has died");
+        self.die(format!("crash: {class}: {message}"));
+    }
+
+    fn die(&mut self, reason: String) {
+        self.process = Process::Dead;
+        self.last_death = Some((self.generation, reason));
+    }
+
+    /// Moves the clock on and fires the timers that fall due.
+    fn advance(&mut self, ms: u64) {
+        let target = self.clock_ms.saturating_add(ms);
+        if let Some(until) = self.session.auth_until
+            && until <= target
+        {
+            self.clock_ms = self.clock_ms.max(until);
+            self.finish_login(until);
+        }
+        self.clock_ms = target;
+        self.settle();
+    }
+
+    /// Applies the rules that depend only on the time: errors dismiss themselves.
+    fn settle(&mut self) {
+        if !self.session.form_errors.is_empty()
+            && self.clock_ms >= self.session.errors_shown_at + ERROR_DISMISS_MS
+        {
+            self.session.form_errors.clear();
+            self.probe("form.error.auto_dismiss");
+        }
+        if self
+            .session
+            .focused
+            .is_some_and(|field| field.route() != self.session.route)
+        {
+            self.session.focused = None;
+        }
+    }
+
+    fn probe(&mut self, id: &'static str) {
+        self.coverage.insert(id);
+    }
+
+    fn log(&mut self, level: LogLevel, tag: &str, message: impl Into<String>) {
+        self.log_at(self.clock_ms, level, tag, message);
+    }
+
+    fn log_at(&mut self, time: u64, level: LogLevel, tag: &str, message: impl Into<String>) {
+        if self.logs.len() >= MAX_LOGS {
+            let dropped = MAX_LOGS / 4;
+            self.logs.drain(..dropped);
+            self.state_log_cursor = self.state_log_cursor.saturating_sub(dropped);
+        }
+        self.logs.push(LogEntry {
+            time,
+            level,
+            tag: tag.to_owned(),
+            message: message.into(),
+        });
+    }
+}
+
+impl Folio {
+    /// Taps the centre of the element with content description `desc`; false if none is shown.
+    pub fn tap_desc(&mut self, desc: &str) -> bool {
+        let root = self.hierarchy().root;
+        let Some(centre) = root
+            .descendants()
+            .find(|node| node.desc == desc)
+            .map(|node| node.bounds.centre())
+        else {
+            return false;
+        };
+        self.tap(centre).delivered
+    }
+
+    /// Taps the field `desc` and types `text` into it.
+    pub fn type_into(&mut self, desc: &str, text: &str) -> bool {
+        self.tap_desc(desc) && self.input_text(text).delivered
+    }
+
+    /// Signs in with the demo credentials and waits out the authentication.
+    pub fn sign_in(&mut self) -> bool {
+        self.type_into("login_email", DEMO_EMAIL)
+            && self.type_into("login_password", DEMO_PASSWORD)
+            && self.tap_desc("login_submit")
+            && {
+                self.sleep(SLOW_AUTH_MS);
+                self.session.route == Route::Home
+            }
+    }
+}
+
+/// A scripted walk through every Folio screen: (name, the app showing it).
+pub fn tour(bugs: Bugs, seed: u64) -> Vec<(&'static str, Folio)> {
+    let mut screens = Vec::new();
+    let mut folio = Folio::new(bugs, seed);
+    screens.push(("01-login", folio.clone()));
+    folio.type_into("login_email", DEMO_EMAIL);
+    folio.type_into("login_password", "wrong");
+    folio.tap_desc("login_submit");
+    screens.push(("02-login-error", folio.clone()));
+    folio.type_into("login_password", DEMO_PASSWORD);
+    folio.tap_desc("login_submit");
+    screens.push(("03-login-authenticating", folio.clone()));
+    folio.sleep(SLOW_AUTH_MS);
+    screens.push(("04-home", folio.clone()));
+    folio.tap_desc("add_account_button");
+    folio.type_into("account_name_field", "Holiday fund for the whole family");
+    folio.tap_desc("add_account_submit");
+    screens.push(("05-add-account-error", folio.clone()));
+    folio.press_key(Key::Back);
+    folio.tap_desc("account_card:a1");
+    screens.push(("06-ledger", folio.clone()));
+    folio.tap_desc("add_txn_button");
+    folio.type_into("txn_amount", "12.5x");
+    folio.type_into("txn_note", &"x".repeat(MAX_NOTE_CHARS + 1));
+    folio.tap_desc("txn_credit");
+    folio.tap_desc("txn_submit");
+    screens.push(("07-add-transaction-errors", folio.clone()));
+    folio.press_key(Key::Home);
+    screens.push(("08-launcher", folio.clone()));
+    screens
+}
+
+fn normalize_name(name: &str) -> String {
+    name.trim().to_lowercase()
+}
+
+/// Cents as JSON: an integer when whole (always, without `float-cents`).
+pub fn cents_json(cents: f64) -> Value {
+    if cents.fract() == 0.0 && cents.abs() < 9.0e15 {
+        Value::from(cents as i64)
+    } else {
+        Value::from(cents)
+    }
+}
+
+/// Cents as the app displays them, e.g. `$1,234.50` or `-$3.00`.
+pub fn format_money(cents: f64) -> String {
+    let sign = if cents < 0.0 { "-" } else { "" };
+    let whole_cents = cents.abs().round() as u64;
+    let dollars = (whole_cents / 100).to_string();
+    let mut grouped = String::new();
+    for (index, digit) in dollars.chars().enumerate() {
+        if index > 0 && (dollars.len() - index).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    format!("{sign}${grouped}.{:02}", whole_cents % 100)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Amount {
+    cents: f64,
+    /// More than two decimals were typed.
+    extra_decimals: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AmountError {
+    Empty,
+    Invalid,
+    Zero,
+}
+
+/// Parses a typed amount: digits, optionally a point and decimals.
+fn parse_amount(text: &str) -> Result<Amount, AmountError> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(AmountError::Empty);
+    }
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    let digits = |s: &str| s.chars().all(|c| c.is_ascii_digit());
+    if whole.is_empty() || whole.len() > 9 || !digits(whole) || !digits(fraction) || fraction.len() > 6 {
+        return Err(AmountError::Invalid);
+    }
+    if text.ends_with('.') {
+        return Err(AmountError::Invalid);
+    }
+    let whole: u64 = whole.parse().map_err(|_| AmountError::Invalid)?;
+    let mut cents = whole as f64 * 100.0;
+    for (position, digit) in fraction.chars().enumerate() {
+        let value = digit.to_digit(10).unwrap_or(0) as f64;
+        cents += value * 10f64.powi(1 - position as i32);
+    }
+    if fraction.len() > 2 {
+        // Rounded to the digits typed, so 1.005 becomes 100.5 rather than 100.49999.
+        let scale = 10f64.powi(fraction.len() as i32 - 2);
+        cents = (cents * scale).round() / scale;
+    }
+    if cents == 0.0 {
+        return Err(AmountError::Zero);
+    }
+    Ok(Amount {
+        cents,
+        extra_decimals: fraction.len() > 2,
+    })
+}
+
+#[cfg(test)]
+#[path = "folio_tests.rs"]
+mod tests;

@@ -1,0 +1,306 @@
+//! The gRPC driver server (`proto/driver.proto`) over the Folio model.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tonic::{Request, Response, Status};
+
+use super::device::Device;
+use super::folio::{Folio, InputResult};
+use super::render;
+use super::screen;
+use crate::device::model::{Key, LogLevel, Node, Point};
+use crate::device::proto::{self, driver_server::Driver, tap_selector_request::Selector};
+
+pub(crate) struct SimDriver {
+    pub device: Arc<Device>,
+    pub latency: Duration,
+    pub scale: f32,
+    pub bundle_id: String,
+}
+
+type Reply<T> = Result<Response<T>, Status>;
+
+impl SimDriver {
+    async fn delay(&self) {
+        if !self.latency.is_zero() {
+            tokio::time::sleep(self.latency).await;
+        }
+    }
+
+    async fn input(&self, apply: impl FnOnce(&mut Folio) -> InputResult) -> Reply<proto::InputResponse> {
+        self.delay().await;
+        let (result, now) = self
+            .device
+            .input(|folio| {
+                let result = apply(folio);
+                (result, folio.now())
+            })
+            .await;
+        Ok(Response::new(proto::InputResponse {
+            delivered: result.delivered,
+            detail: result.detail,
+            device_time_ms: now,
+        }))
+    }
+
+    fn check_bundle(&self, bundle_id: &str) -> Result<(), Status> {
+        if bundle_id == self.bundle_id {
+            Ok(())
+        } else {
+            Err(Status::not_found(format!(
+                "no app `{bundle_id}` is installed on the simulator (it has `{}`)",
+                self.bundle_id
+            )))
+        }
+    }
+}
+
+fn point(point: Option<proto::Point>, what: &str) -> Result<Point, Status> {
+    let point = point.ok_or_else(|| Status::invalid_argument(format!("{what} has no point")))?;
+    Ok(Point {
+        x: point.x,
+        y: point.y,
+    })
+}
+
+#[tonic::async_trait]
+impl Driver for SimDriver {
+    async fn launch(&self, request: Request<proto::LaunchRequest>) -> Reply<proto::LaunchResponse> {
+        self.delay().await;
+        let request = request.into_inner();
+        self.check_bundle(&request.bundle_id)?;
+        let now = self
+            .device
+            .input(|folio| {
+                folio.launch(request.clear_state);
+                folio.now()
+            })
+            .await;
+        Ok(Response::new(proto::LaunchResponse { device_time_ms: now }))
+    }
+
+    async fn terminate(&self, request: Request<proto::TerminateRequest>) -> Reply<proto::TerminateResponse> {
+        self.delay().await;
+        self.check_bundle(&request.into_inner().bundle_id)?;
+        self.device.input(Folio::terminate).await;
+        Ok(Response::new(proto::TerminateResponse {}))
+    }
+
+    async fn tap(&self, request: Request<proto::TapRequest>) -> Reply<proto::InputResponse> {
+        let at = point(request.into_inner().point, "Tap")?;
+        self.input(|folio| folio.tap(at)).await
+    }
+
+    async fn tap_selector(&self, request: Request<proto::TapSelectorRequest>) -> Reply<proto::InputResponse> {
+        let selector = request
+            .into_inner()
+            .selector
+            .ok_or_else(|| Status::invalid_argument("TapSelector has no selector"))?;
+        self.input(move |folio| {
+            let root = screen::build(folio).to_node();
+            let matches = |node: &&Node| match &selector {
+                Selector::ResourceId(id) => node.id == *id,
+                Selector::Text(text) => node.text == *text,
+                Selector::ContentDescription(desc) => node.desc == *desc,
+            };
+            match root.descendants().find(matches) {
+                Some(node) => folio.tap(node.bounds.centre()),
+                None => InputResult {
+                    delivered: false,
+                    detail: format!("no element matches {selector:?}"),
+                },
+            }
+        })
+        .await
+    }
+
+    async fn input_text(&self, request: Request<proto::InputTextRequest>) -> Reply<proto::InputResponse> {
+        let text = request.into_inner().text;
+        self.input(move |folio| folio.input_text(&text)).await
+    }
+
+    async fn swipe(&self, request: Request<proto::SwipeRequest>) -> Reply<proto::InputResponse> {
+        let request = request.into_inner();
+        let (from, to) = (point(request.from, "Swipe")?, point(request.to, "Swipe")?);
+        self.input(move |folio| folio.swipe(from, to, u64::from(request.duration_ms)))
+            .await
+    }
+
+    async fn press_key(&self, request: Request<proto::PressKeyRequest>) -> Reply<proto::InputResponse> {
+        let key = match proto::Key::try_from(request.into_inner().key) {
+            Ok(proto::Key::Back) => Key::Back,
+            Ok(proto::Key::Home) => Key::Home,
+            Ok(proto::Key::Enter) => Key::Enter,
+            Ok(proto::Key::Tab) => Key::Tab,
+            Ok(proto::Key::Up) => Key::Up,
+            Ok(proto::Key::Down) => Key::Down,
+            Ok(proto::Key::Left) => Key::Left,
+            Ok(proto::Key::Right) => Key::Right,
+            Ok(proto::Key::Unspecified) | Err(_) => {
+                return Err(Status::invalid_argument("PressKey needs a key"));
+            }
+        };
+        self.input(move |folio| folio.press_key(key)).await
+    }
+
+    async fn sleep(&self, request: Request<proto::SleepRequest>) -> Reply<proto::InputResponse> {
+        let duration = u64::from(request.into_inner().duration_ms);
+        self.input(move |folio| folio.sleep(duration)).await
+    }
+
+    async fn screenshot(
+        &self,
+        _request: Request<proto::ScreenshotRequest>,
+    ) -> Reply<proto::ScreenshotResponse> {
+        self.delay().await;
+        let root = screen::build(&self.device.lock().folio);
+        let shot =
+            render::screenshot(&root, self.scale).map_err(|error| Status::internal(error.to_string()))?;
+        Ok(Response::new(proto::ScreenshotResponse {
+            png: shot.png,
+            width: shot.width,
+            height: shot.height,
+        }))
+    }
+
+    async fn hierarchy(&self, _request: Request<proto::HierarchyRequest>) -> Reply<proto::HierarchyResponse> {
+        self.delay().await;
+        let hierarchy = self.device.lock().folio.hierarchy();
+        Ok(Response::new(proto::HierarchyResponse {
+            root: Some(node_to_proto(&hierarchy.root)),
+            screen_width: hierarchy.screen.width,
+            screen_height: hierarchy.screen.height,
+        }))
+    }
+
+    async fn recent_logs(
+        &self,
+        request: Request<proto::RecentLogsRequest>,
+    ) -> Reply<proto::RecentLogsResponse> {
+        self.delay().await;
+        let request = request.into_inner();
+        let min_level = match proto::LogLevel::try_from(request.min_level) {
+            Ok(proto::LogLevel::Unspecified) | Err(_) => LogLevel::Verbose,
+            Ok(level) => level_from_proto(level),
+        };
+        let entries = self
+            .device
+            .lock()
+            .folio
+            .logs_after(request.since_ms, min_level)
+            .into_iter()
+            .map(|entry| proto::LogEntry {
+                time_ms: entry.time,
+                level: level_to_proto(entry.level) as i32,
+                tag: entry.tag,
+                message: entry.message,
+            })
+            .collect();
+        Ok(Response::new(proto::RecentLogsResponse { entries }))
+    }
+
+    async fn wait_for_idle(
+        &self,
+        _request: Request<proto::WaitForIdleRequest>,
+    ) -> Reply<proto::WaitForIdleResponse> {
+        self.delay().await;
+        let (idle, now) = self
+            .device
+            .input(|folio| {
+                let idle = folio.wait_for_idle();
+                (idle, folio.now())
+            })
+            .await;
+        Ok(Response::new(proto::WaitForIdleResponse {
+            idle,
+            device_time_ms: now,
+        }))
+    }
+
+    async fn health(&self, _request: Request<proto::HealthRequest>) -> Reply<proto::HealthResponse> {
+        self.delay().await;
+        Ok(Response::new(proto::HealthResponse {
+            ready: true,
+            version: format!("uatu-sim {}", crate::VERSION),
+            platform: "sim".into(),
+        }))
+    }
+
+    async fn metrics(&self, _request: Request<proto::MetricsRequest>) -> Reply<proto::MetricsResponse> {
+        self.delay().await;
+        let state = self.device.lock();
+        let (cpu_percent, memory_bytes) = metrics(&state.folio);
+        Ok(Response::new(proto::MetricsResponse {
+            cpu_percent,
+            memory_bytes,
+        }))
+    }
+}
+
+/// Plausible, deterministic metrics: a busy-ish CPU and a heap that grows with the data.
+pub(crate) fn metrics(folio: &Folio) -> (f64, u64) {
+    if !folio.is_running() {
+        return (0.0, 0);
+    }
+    // A cheap integer hash of the clock and input count, so the numbers vary but replay identically.
+    let mut mix = folio.now().wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ folio.input_count().rotate_left(17);
+    mix ^= mix >> 29;
+    let cpu = 4.0 + (mix % 1_800) as f64 / 100.0;
+    let txns: usize = folio
+        .persisted
+        .accounts
+        .iter()
+        .map(|account| account.txns.len())
+        .sum();
+    let memory = 96 * 1024 * 1024
+        + folio.persisted.accounts.len() as u64 * 24 * 1024
+        + txns as u64 * 2 * 1024
+        + (mix >> 40) % (4 * 1024 * 1024);
+    (cpu, memory)
+}
+
+pub(crate) fn node_to_proto(node: &Node) -> proto::Node {
+    proto::Node {
+        resource_id: node.id.clone(),
+        text: node.text.clone(),
+        content_description: node.desc.clone(),
+        class_name: node.class_name.clone(),
+        package: node.package.clone(),
+        clickable: node.clickable,
+        enabled: node.enabled,
+        checked: node.checked,
+        focused: node.focused,
+        selected: node.selected,
+        scrollable: node.scrollable,
+        bounds: Some(proto::Bounds {
+            left: node.bounds.left,
+            top: node.bounds.top,
+            right: node.bounds.right,
+            bottom: node.bounds.bottom,
+        }),
+        children: node.children.iter().map(node_to_proto).collect(),
+    }
+}
+
+fn level_from_proto(level: proto::LogLevel) -> LogLevel {
+    match level {
+        proto::LogLevel::Unspecified | proto::LogLevel::Verbose => LogLevel::Verbose,
+        proto::LogLevel::Debug => LogLevel::Debug,
+        proto::LogLevel::Info => LogLevel::Info,
+        proto::LogLevel::Warn => LogLevel::Warn,
+        proto::LogLevel::Error => LogLevel::Error,
+        proto::LogLevel::Fatal => LogLevel::Fatal,
+    }
+}
+
+fn level_to_proto(level: LogLevel) -> proto::LogLevel {
+    match level {
+        LogLevel::Verbose => proto::LogLevel::Verbose,
+        LogLevel::Debug => proto::LogLevel::Debug,
+        LogLevel::Info => proto::LogLevel::Info,
+        LogLevel::Warn => proto::LogLevel::Warn,
+        LogLevel::Error => proto::LogLevel::Error,
+        LogLevel::Fatal => proto::LogLevel::Fatal,
+    }
+}
