@@ -19,6 +19,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+use tokio_stream::StreamExt as _;
 use tokio_stream::wrappers::TcpListenerStream;
 
 pub use bugs::{Bug, Bugs, UnknownBug};
@@ -93,13 +94,21 @@ impl Simulator {
             bundle_id: config.bundle_id.clone(),
         };
         let mut server_shutdown = shutdown_rx.clone();
+        // Without TCP_NODELAY, multi-packet answers (hierarchies, screenshots)
+        // stall ~40 ms on Nagle's algorithm meeting delayed ACKs.
+        let incoming = TcpListenerStream::new(listener).map(|stream| {
+            if let Ok(stream) = &stream {
+                let _ = stream.set_nodelay(true);
+            }
+            stream
+        });
         let server = tokio::spawn(async move {
             let stopped = async move {
                 let _ = server_shutdown.wait_for(|stop| *stop).await;
             };
             tonic::transport::Server::builder()
                 .add_service(DriverServer::new(driver))
-                .serve_with_incoming_shutdown(TcpListenerStream::new(listener), stopped)
+                .serve_with_incoming_shutdown(incoming, stopped)
                 .await
                 .map_err(|error| error.to_string())
         });
