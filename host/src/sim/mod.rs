@@ -19,6 +19,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+use tokio_stream::StreamExt as _;
 use tokio_stream::wrappers::TcpListenerStream;
 
 pub use bugs::{Bug, Bugs, UnknownBug};
@@ -93,13 +94,21 @@ impl Simulator {
             bundle_id: config.bundle_id.clone(),
         };
         let mut server_shutdown = shutdown_rx.clone();
+        // Without TCP_NODELAY, multi-packet answers (hierarchies, screenshots)
+        // stall ~40 ms on Nagle's algorithm meeting delayed ACKs.
+        let incoming = TcpListenerStream::new(listener).map(|stream| {
+            if let Ok(stream) = &stream {
+                let _ = stream.set_nodelay(true);
+            }
+            stream
+        });
         let server = tokio::spawn(async move {
             let stopped = async move {
                 let _ = server_shutdown.wait_for(|stop| *stop).await;
             };
             tonic::transport::Server::builder()
                 .add_service(DriverServer::new(driver))
-                .serve_with_incoming_shutdown(TcpListenerStream::new(listener), stopped)
+                .serve_with_incoming_shutdown(incoming, stopped)
                 .await
                 .map_err(|error| error.to_string())
         });
@@ -238,4 +247,52 @@ pub fn render_screens(config: &SimConfig, dir: &Path) -> anyhow::Result<Vec<Path
         written.push(path);
     }
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_screen_renders_to_a_distinct_png_at_the_configured_scale() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = SimConfig {
+            scale: 0.25,
+            ..SimConfig::default()
+        };
+        let written = render_screens(&config, dir.path()).expect("renders");
+        assert_eq!(written.len(), 8);
+        let mut seen = std::collections::BTreeSet::new();
+        for path in &written {
+            let bytes = std::fs::read(path).expect("written");
+            let image = image::load_from_memory(&bytes).expect("a PNG").to_rgb8();
+            assert_eq!((image.width(), image.height()), (270, 600), "{}", path.display());
+            assert!(seen.insert(bytes), "{} looks like another screen", path.display());
+        }
+    }
+
+    #[test]
+    fn text_is_drawn_in_the_toolbar() {
+        let folio = Folio::new(Bugs::none(), 1);
+        let shot = render::screenshot(&screen::build(&folio), 1.0).expect("renders");
+        let image = image::load_from_memory(&shot.png).expect("a PNG").to_rgb8();
+        assert_eq!((image.width(), image.height()), (1080, 2400));
+        // The toolbar title "Sign in" is white text on the accent colour.
+        let white = (60..700)
+            .flat_map(|x| (90..210).map(move |y| (x, y)))
+            .filter(|&(x, y)| image.get_pixel(x, y).0 == [255, 255, 255])
+            .count();
+        assert!(white > 500, "only {white} white pixels in the title area");
+        assert!(render::screenshot(&screen::build(&folio), 0.0).is_err());
+    }
+
+    #[test]
+    fn latencies_parse_with_units() {
+        assert_eq!(parse_latency("0").unwrap(), Duration::ZERO);
+        assert_eq!(parse_latency("1ms").unwrap(), Duration::from_millis(1));
+        assert_eq!(parse_latency("250us").unwrap(), Duration::from_micros(250));
+        assert_eq!(parse_latency("2s").unwrap(), Duration::from_secs(2));
+        assert!(parse_latency("5").is_err());
+        assert!(parse_latency("fast").is_err());
+    }
 }

@@ -106,7 +106,7 @@ impl Canvas {
                     darker(accent),
                 );
             }
-            Role::ToolbarTitle => self.text(at, &widget.node.text, 56, WHITE, Align::Left),
+            Role::ToolbarTitle => self.text(at, &widget.node.text, 48, WHITE, Align::Left),
             Role::ToolbarButton => {
                 self.outline(at, WHITE, 3);
                 let label = if widget.node.desc == "Back" {
