@@ -187,9 +187,14 @@ struct RawError {
 
 #[derive(Deserialize)]
 struct RawDescription {
-    properties: serde_json::Map<String, serde_json::Value>,
+    properties: Vec<RawProperty>,
     predicates: Vec<RawLocated>,
     extractors: Vec<RawNamed>,
+}
+#[derive(Deserialize)]
+struct RawProperty {
+    name: String,
+    formula: serde_json::Value,
 }
 #[derive(Deserialize)]
 struct RawLocated {
@@ -332,7 +337,7 @@ impl SpecInstance {
         let raw: RawDescription = serde_json::from_slice(&output)
             .map_err(|e| self.protocol(Phase::Loading, format!("bad description from the spec runtime: {e}")))?;
         let description = SpecDescription {
-            properties: raw.properties.into_iter().collect(),
+            properties: raw.properties.into_iter().map(|p| (p.name, p.formula)).collect(),
             predicates: raw
                 .predicates
                 .iter()
@@ -440,7 +445,7 @@ impl SpecInstance {
         let outcome = exchange(&mut self.store, self.memory, &self.input, input, f);
         let memory_hit = std::mem::take(&mut self.store.data_mut().limiter.hit);
         match outcome {
-            Ok((status, output)) if !memory_hit || status == STATUS_OK => Ok((status, output)),
+            Ok((status, output)) if !memory_hit => Ok((status, output)),
             Ok(_) => {
                 self.broken = true;
                 Err(SpecError::MemoryCap { spec: self.spec.clone(), phase, mib: self.limits.memory >> 20 })
@@ -476,8 +481,11 @@ impl SpecInstance {
         SpecError::Protocol { spec: self.spec.clone(), phase, message }
     }
 
+    /// Where spec code was written: the first frame in the user's files, else
+    /// (for the library's own properties) the first frame in `@uatu/spec`.
     fn user_location(&self, stack: &str) -> Option<String> {
-        user_frame(&self.source_map.map_text(stack, super::SCRIPT_NAME))
+        let mapped = self.source_map.map_text(stack, super::SCRIPT_NAME);
+        user_frame(&mapped).or_else(|| frames(&mapped).into_iter().find(|f| !f.starts_with("@uatu/spec/index.ts")))
     }
 }
 
@@ -506,15 +514,20 @@ where
 
 /// The first `file:line:col` of a mapped stack that is the user's code, not `@uatu/spec`.
 fn user_frame(stack: &str) -> Option<String> {
-    stack.lines().find_map(|line| {
+    frames(stack).into_iter().find(|frame| !frame.starts_with("@uatu/spec"))
+}
+
+/// Every `file:line:col` of a stack, innermost first.
+fn frames(stack: &str) -> Vec<String> {
+    stack.lines().filter_map(|line| {
         let line = line.trim();
         let inner = line.rsplit_once('(').map(|(_, r)| r.trim_end_matches(')')).unwrap_or(line);
         let inner = inner.strip_prefix("at ").unwrap_or(inner).trim();
         let mut parts = inner.rsplitn(3, ':');
         let (col, row, file) = (parts.next()?, parts.next()?, parts.next()?);
-        (col.parse::<u32>().is_ok() && row.parse::<u32>().is_ok() && !file.starts_with("@uatu/spec") && !file.is_empty())
-            .then(|| inner.to_string())
+        (col.parse::<u32>().is_ok() && row.parse::<u32>().is_ok() && !file.is_empty()).then(|| inner.to_string())
     })
+    .collect()
 }
 
 fn read_memory(caller: &mut Caller<'_, Host>, ptr: u32, len: u32) -> Option<Vec<u8>> {

@@ -369,12 +369,12 @@ function load(namespace: Record<string, unknown>, seedHi: number, seedLo: number
   if (!properties || typeof properties !== "object" || Array.isArray(properties)) {
     throw new SpecError(`the spec must export \`properties\`, an object of name → formula (got ${describe(properties)})`);
   }
-  const described: Record<string, Node> = {};
+  const described: { name: string; formula: Node }[] = [];
   for (const [name, value] of Object.entries(properties)) {
     if (!(value instanceof Formula)) {
       throw new SpecError(`property "${name}" is not a formula (got ${describe(value)}); build it with always(), now(), next() or eventually()`);
     }
-    described[name] = value.node;
+    described.push({ name, formula: value.node });
   }
   const gen = namespace.actions ?? namespace.actionsRoot;
   if (gen === undefined) throw new SpecError("the spec must export `actions` (or `actionsRoot`), the root generator");
