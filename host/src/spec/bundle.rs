@@ -169,12 +169,31 @@ fn rename_sources(raw: &str, out_dir: &Path, spec: &Path, shown: &str, library: 
     serde_json::to_string(&map).map_err(|e| e.to_string())
 }
 
+/// Names the embedded library's files `@uatu/spec/...` in esbuild's messages
+/// rather than by their place in the cache.
+fn library_names(message: &str) -> String {
+    let mut out = String::new();
+    let mut rest = message;
+    while let Some(start) = rest.find('"') {
+        let Some(len) = rest[start + 1..].find('"') else { break };
+        let quoted = &rest[start + 1..start + 1 + len];
+        out.push_str(&rest[..start]);
+        match quoted.find("/uatu-spec-").and_then(|at| quoted[at..].find("/src/").map(|s| at + s + 5)) {
+            Some(file) => out.push_str(&format!("\"@uatu/spec/{}\"", &quoted[file..])),
+            None => out.push_str(&format!("\"{quoted}\"")),
+        }
+        rest = &rest[start + len + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// esbuild's error report as `file:line:col: message` lines.
 fn esbuild_errors(stderr: &str, spec_dir: &Path, spec: &Path, shown: &str) -> String {
     let mut out = Vec::new();
     let mut message: Option<String> = None;
     for line in stderr.lines() {
-        if let Some(text) = line.split_once("[ERROR] ").map(|(_, m)| m.trim().to_string()) {
+        if let Some(text) = line.split_once("[ERROR] ").map(|(_, m)| library_names(m.trim())) {
             if let Some(pending) = message.take() {
                 out.push(format!("{shown}: {pending}"));
             }
