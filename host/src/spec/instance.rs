@@ -1,0 +1,563 @@
+//! A sandboxed instance of the provider running one spec: no files, network,
+//! environment or clock; a deadline per call and a memory cap.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use wasmtime::{Caller, Linker, Memory, ResourceLimiter, Store, Trap, TypedFunc};
+use wasmtime_wasi::p1::WasiP1Ctx;
+
+use super::module::SpecModule;
+use super::provider;
+use super::query::{self, QueryKind};
+use super::sourcemap::SourceMap;
+use crate::action::{Action, Candidate, PathStep};
+use crate::device::model::Node;
+use crate::state::State;
+
+/// What a spec instance may use.
+#[derive(Debug, Clone, Copy)]
+pub struct SpecLimits {
+    /// Wall time one call into the spec may take.
+    pub deadline: Duration,
+    /// The instance's linear memory cap, in bytes.
+    pub memory: usize,
+}
+
+impl Default for SpecLimits {
+    fn default() -> Self {
+        SpecLimits { deadline: Duration::from_secs(2), memory: 256 << 20 }
+    }
+}
+
+/// What the spec was doing when something went wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Phase {
+    Compiling,
+    Loading,
+    Step(u64),
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Phase::Compiling => f.write_str("compiling"),
+            Phase::Loading => f.write_str("loading"),
+            Phase::Step(n) => write!(f, "step {n}"),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SpecError {
+    #[error("spec {spec}: {phase} exceeded the deadline of {deadline:?} (an endless loop?)")]
+    Deadline { spec: String, phase: Phase, deadline: Duration },
+    #[error("spec {spec}: {phase} exceeded the memory cap of {mib} MiB")]
+    MemoryCap { spec: String, phase: Phase, mib: usize },
+    /// The spec threw (at load: top-level code, or a property/generator that is invalid).
+    #[error("spec {spec}: {phase} failed: {message}{}", if stack.is_empty() { String::new() } else { format!("\n{stack}") })]
+    Thrown { spec: String, phase: Phase, message: String, stack: String },
+    #[error("spec {spec}: {phase}: the spec runtime trapped: {message}")]
+    Trap { spec: String, phase: Phase, message: String },
+    #[error("spec {spec}: {phase}: {message}")]
+    Protocol { spec: String, phase: Phase, message: String },
+    #[error("spec {spec}: setting up the sandbox: {message}")]
+    Setup { spec: String, message: String },
+}
+
+struct Limiter {
+    cap: usize,
+    hit: bool,
+}
+
+impl ResourceLimiter for Limiter {
+    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        if desired > self.cap {
+            self.hit = true;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(desired <= 1 << 20)
+    }
+}
+
+struct Host {
+    wasi: WasiP1Ctx,
+    limiter: Limiter,
+    hierarchy: Node,
+    answer: Vec<u8>,
+}
+
+/// One description of a spec, as returned by its load.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpecDescription {
+    /// Property name → formula (the JSON of `crate::ltl::Formula`), in the spec's order.
+    pub properties: Vec<(String, serde_json::Value)>,
+    /// Predicate id → where it was written (`spec.ts:line:col`).
+    pub predicates: Vec<String>,
+    /// Extractor names and where each was written.
+    pub extractors: Vec<(String, String)>,
+}
+
+/// A predicate's value at one step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PredicateValue {
+    Value(bool),
+    Error { error: JsError },
+}
+
+impl PredicateValue {
+    /// A predicate that threw counts as false.
+    pub fn holds(&self) -> bool {
+        matches!(self, PredicateValue::Value(true))
+    }
+}
+
+/// An error thrown by spec code, with its stack mapped to the sources.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsError {
+    pub message: String,
+    pub stack: String,
+    /// The first position in the user's spec (not in `@uatu/spec`), e.g. `spec.ts:12:5`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GeneratorError {
+    pub path: Vec<PathStep>,
+    pub message: String,
+    pub stack: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExtractorError {
+    pub name: String,
+    pub message: String,
+    pub stack: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+}
+
+/// Everything one spec step produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpecStep {
+    /// By predicate id.
+    pub predicates: Vec<PredicateValue>,
+    /// Extractor name → its current value.
+    pub extractors: serde_json::Map<String, serde_json::Value>,
+    pub extractor_errors: Vec<ExtractorError>,
+    pub candidates: Vec<Candidate>,
+    pub generator_errors: Vec<GeneratorError>,
+}
+
+/// A running spec.
+pub struct SpecInstance {
+    spec: String,
+    store: Store<Host>,
+    memory: Memory,
+    input: TypedFunc<u32, u32>,
+    compile: TypedFunc<u32, u32>,
+    load: TypedFunc<(u32, u32, u32), u32>,
+    step: TypedFunc<u32, u32>,
+    limits: SpecLimits,
+    source_map: SourceMap,
+    /// The state JSON without its hierarchy, reused between steps.
+    buffer: Vec<u8>,
+    description: Option<SpecDescription>,
+    broken: bool,
+}
+
+const STATUS_OK: u32 = 0;
+const STATUS_JS_ERROR: u32 = 1;
+
+#[derive(Deserialize)]
+struct RawError {
+    message: String,
+    #[serde(default)]
+    stack: String,
+}
+
+#[derive(Deserialize)]
+struct RawDescription {
+    properties: Vec<RawProperty>,
+    predicates: Vec<RawLocated>,
+    extractors: Vec<RawNamed>,
+}
+#[derive(Deserialize)]
+struct RawProperty {
+    name: String,
+    formula: serde_json::Value,
+}
+#[derive(Deserialize)]
+struct RawLocated {
+    stack: String,
+}
+#[derive(Deserialize)]
+struct RawNamed {
+    name: String,
+    stack: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawStep {
+    predicates: Vec<PredicateValue>,
+    extractors: serde_json::Map<String, serde_json::Value>,
+    #[serde(default)]
+    extractor_errors: Vec<ExtractorError>,
+    candidates: Vec<serde_json::Value>,
+    #[serde(default)]
+    generator_errors: Vec<GeneratorError>,
+}
+
+/// The JS state: everything but the hierarchy (queried through the host).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsState<'a> {
+    step: u64,
+    time: u64,
+    screen: &'a crate::device::model::ScreenSize,
+    snapshots: &'a serde_json::Map<String, serde_json::Value>,
+    logs: &'a [crate::device::model::LogEntry],
+    exceptions: &'a [crate::device::model::ExceptionInfo],
+    last_action: &'a Option<crate::action::ResolvedAction>,
+}
+
+impl SpecInstance {
+    /// A fresh sandbox for `module`, not yet loaded (see [`SpecInstance::load`]).
+    pub fn new(module: &SpecModule, limits: SpecLimits) -> Result<SpecInstance, SpecError> {
+        let spec = module.source.clone();
+        let source_map = SourceMap::parse(&module.source_map).unwrap_or_default();
+        let mut instance = SpecInstance::sandbox(&spec, limits, source_map)?;
+        instance.description = None;
+        Ok(instance)
+    }
+
+    fn sandbox(spec: &str, limits: SpecLimits, source_map: SourceMap) -> Result<SpecInstance, SpecError> {
+        let setup = |message: String| SpecError::Setup { spec: spec.to_string(), message };
+        let engine = provider::engine().map_err(|e| setup(format!("{e:#}")))?;
+        let module = provider::module().map_err(|e| setup(format!("{e:#}")))?;
+        // No preopens, arguments, environment or inherited stdio; fixed clocks and
+        // randomness, so nothing outside the state can reach the spec.
+        let wasi = wasmtime_wasi::WasiCtxBuilder::new()
+            .wall_clock(FixedClock)
+            .monotonic_clock(FixedClock)
+            .secure_random(wasmtime_wasi::random::Deterministic::new(vec![7, 3, 5, 1]))
+            .insecure_random(wasmtime_wasi::random::Deterministic::new(vec![2, 4, 6, 8]))
+            .insecure_random_seed(0)
+            .build_p1();
+        let host = Host { wasi, limiter: Limiter { cap: limits.memory, hit: false }, hierarchy: Node::default(), answer: Vec::new() };
+        let mut store = Store::new(engine, host);
+        store.limiter(|host| &mut host.limiter);
+        store.set_epoch_deadline(ticks(limits.deadline));
+        store.epoch_deadline_trap();
+        let mut linker: Linker<Host> = Linker::new(engine);
+        wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |host| &mut host.wasi).map_err(|e| setup(e.to_string()))?;
+        linker
+            .func_wrap("uatu_host", "query", |mut caller: Caller<'_, Host>, kind: u32, ptr: u32, len: u32| -> u32 {
+                let selector = read_memory(&mut caller, ptr, len).unwrap_or_default();
+                let selector = String::from_utf8_lossy(&selector).into_owned();
+                let answer = match QueryKind::from_code(kind) {
+                    Some(kind) => query::answer(&caller.data().hierarchy, kind, &selector),
+                    None => b"[]".to_vec(),
+                };
+                let len = answer.len() as u32;
+                caller.data_mut().answer = answer;
+                len
+            })
+            .map_err(|e| setup(e.to_string()))?;
+        linker
+            .func_wrap("uatu_host", "take", |mut caller: Caller<'_, Host>, dst: u32| {
+                let answer = std::mem::take(&mut caller.data_mut().answer);
+                if let Some(memory) = caller.get_export("memory").and_then(|e| e.into_memory()) {
+                    let _ = memory.write(&mut caller, dst as usize, &answer);
+                }
+            })
+            .map_err(|e| setup(e.to_string()))?;
+        let instance = linker.instantiate(&mut store, module).map_err(|e| setup(e.to_string()))?;
+        let memory = instance.get_memory(&mut store, "memory").ok_or_else(|| setup("the provider has no memory".into()))?;
+        let func = |name: &str| setup(format!("the provider lacks `{name}`"));
+        let input = instance.get_typed_func(&mut store, "uatu_input").map_err(|_| func("uatu_input"))?;
+        let compile = instance.get_typed_func(&mut store, "uatu_compile").map_err(|_| func("uatu_compile"))?;
+        let load = instance.get_typed_func(&mut store, "uatu_load").map_err(|_| func("uatu_load"))?;
+        let step = instance.get_typed_func(&mut store, "uatu_step").map_err(|_| func("uatu_step"))?;
+        Ok(SpecInstance {
+            spec: spec.to_string(),
+            store,
+            memory,
+            input,
+            compile,
+            load,
+            step,
+            limits,
+            source_map,
+            buffer: Vec::new(),
+            description: None,
+            broken: false,
+        })
+    }
+
+    /// Compiles a bundled script to QuickJS bytecode (used by `uatu build`).
+    pub fn compile_script(spec: &str, script: &str, source_map: &str) -> Result<Vec<u8>, SpecError> {
+        let map = SourceMap::parse(source_map).unwrap_or_default();
+        let mut instance = SpecInstance::sandbox(spec, SpecLimits::default(), map)?;
+        let compile = instance.compile.clone();
+        let (status, output) = instance.call(Phase::Compiling, script.as_bytes(), |store, len| compile.call(store, len))?;
+        match status {
+            STATUS_OK => Ok(output),
+            STATUS_JS_ERROR => Err(instance.thrown(Phase::Compiling, &output)),
+            _ => Err(instance.protocol(Phase::Compiling, String::from_utf8_lossy(&output).into_owned())),
+        }
+    }
+
+    /// Evaluates the spec once, seeding its randomness, and checks what it exports.
+    pub fn load(&mut self, module: &SpecModule, seed: u64) -> Result<&SpecDescription, SpecError> {
+        let (hi, lo) = ((seed >> 32) as u32, seed as u32);
+        let load = self.load.clone();
+        let (status, output) = self.call(Phase::Loading, &module.bytecode, |store, len| load.call(store, (len, hi, lo)))?;
+        if status == STATUS_JS_ERROR {
+            return Err(self.thrown(Phase::Loading, &output));
+        }
+        if status != STATUS_OK {
+            return Err(self.protocol(Phase::Loading, String::from_utf8_lossy(&output).into_owned()));
+        }
+        if let Ok(serde_json::Value::Object(object)) = serde_json::from_slice::<serde_json::Value>(&output)
+            && let Some(serde_json::Value::String(error)) = object.get("error")
+        {
+            return Err(self.protocol(Phase::Loading, error.clone()));
+        }
+        let raw: RawDescription = serde_json::from_slice(&output)
+            .map_err(|e| self.protocol(Phase::Loading, format!("bad description from the spec runtime: {e}")))?;
+        let description = SpecDescription {
+            properties: raw.properties.into_iter().map(|p| (p.name, p.formula)).collect(),
+            predicates: raw
+                .predicates
+                .iter()
+                .map(|p| self.user_location(&p.stack).unwrap_or_else(|| self.spec.clone()))
+                .collect(),
+            extractors: raw
+                .extractors
+                .into_iter()
+                .map(|e| {
+                    let location = self.user_location(&e.stack).unwrap_or_else(|| self.spec.clone());
+                    (e.name, location)
+                })
+                .collect(),
+        };
+        Ok(self.description.insert(description))
+    }
+
+    /// The description returned by [`SpecInstance::load`].
+    pub fn describe(&self) -> Option<&SpecDescription> {
+        self.description.as_ref()
+    }
+
+    /// One step: extractors, then predicates, then generators, in one call.
+    pub fn step(&mut self, state: &State) -> Result<SpecStep, SpecError> {
+        let phase = Phase::Step(state.step);
+        if self.description.is_none() {
+            return Err(self.protocol(phase, "the spec was not loaded".into()));
+        }
+        let mut buffer = std::mem::take(&mut self.buffer);
+        buffer.clear();
+        let js_state = JsState {
+            step: state.step,
+            time: state.time,
+            screen: &state.screen,
+            snapshots: &state.snapshots,
+            logs: &state.logs,
+            exceptions: &state.exceptions,
+            last_action: &state.last_action,
+        };
+        serde_json::to_writer(&mut buffer, &js_state).map_err(|e| self.protocol(phase.clone(), e.to_string()))?;
+        self.store.data_mut().hierarchy = state.hierarchy.clone();
+        let step_fn = self.step.clone();
+        let result = self.call(phase.clone(), &buffer, |store, len| step_fn.call(store, len));
+        self.buffer = buffer;
+        let (status, output) = result?;
+        if status == STATUS_JS_ERROR {
+            return Err(self.thrown(phase, &output));
+        }
+        if status != STATUS_OK {
+            return Err(self.protocol(phase, String::from_utf8_lossy(&output).into_owned()));
+        }
+        let raw: RawStep = serde_json::from_slice(&output)
+            .map_err(|e| self.protocol(phase.clone(), format!("bad step result from the spec runtime: {e}")))?;
+        let mut step = SpecStep {
+            predicates: raw.predicates,
+            extractors: raw.extractors,
+            extractor_errors: raw.extractor_errors,
+            candidates: Vec::with_capacity(raw.candidates.len()),
+            generator_errors: raw.generator_errors,
+        };
+        for candidate in raw.candidates {
+            #[derive(Deserialize)]
+            struct RawCandidate {
+                path: Vec<PathStep>,
+                action: serde_json::Value,
+            }
+            let Ok(raw) = serde_json::from_value::<RawCandidate>(candidate) else {
+                continue;
+            };
+            match serde_json::from_value::<Action>(raw.action.clone()) {
+                Ok(action) => step.candidates.push(Candidate { path: raw.path, action }),
+                Err(e) => step.generator_errors.push(GeneratorError {
+                    path: raw.path,
+                    message: format!("invalid action {}: {e}", raw.action),
+                    stack: String::new(),
+                    location: None,
+                }),
+            }
+        }
+        for value in &mut step.predicates {
+            if let PredicateValue::Error { error } = value {
+                error.stack = self.source_map.map_text(&error.stack, super::SCRIPT_NAME);
+                error.location = user_frame(&error.stack);
+            }
+        }
+        for error in &mut step.generator_errors {
+            error.stack = self.source_map.map_text(&error.stack, super::SCRIPT_NAME);
+            error.location = user_frame(&error.stack);
+        }
+        for error in &mut step.extractor_errors {
+            error.stack = self.source_map.map_text(&error.stack, super::SCRIPT_NAME);
+            error.location = user_frame(&error.stack);
+        }
+        Ok(step)
+    }
+
+    fn call<F>(&mut self, phase: Phase, input: &[u8], f: F) -> Result<(u32, Vec<u8>), SpecError>
+    where
+        F: FnOnce(&mut Store<Host>, u32) -> wasmtime::Result<u32>,
+    {
+        if self.broken {
+            return Err(self.protocol(phase, "the spec instance is unusable after an earlier failure".into()));
+        }
+        self.store.set_epoch_deadline(ticks(self.limits.deadline));
+        let outcome = exchange(&mut self.store, self.memory, &self.input, input, f);
+        let memory_hit = std::mem::take(&mut self.store.data_mut().limiter.hit);
+        match outcome {
+            Ok((status, output)) if !memory_hit => Ok((status, output)),
+            Ok(_) => {
+                self.broken = true;
+                Err(SpecError::MemoryCap { spec: self.spec.clone(), phase, mib: self.limits.memory >> 20 })
+            }
+            Err(error) => {
+                self.broken = true;
+                if matches!(error.downcast_ref::<Trap>(), Some(Trap::Interrupt)) {
+                    Err(SpecError::Deadline { spec: self.spec.clone(), phase, deadline: self.limits.deadline })
+                } else if memory_hit {
+                    Err(SpecError::MemoryCap { spec: self.spec.clone(), phase, mib: self.limits.memory >> 20 })
+                } else {
+                    Err(SpecError::Trap { spec: self.spec.clone(), phase, message: format!("{error:#}") })
+                }
+            }
+        }
+    }
+
+    fn thrown(&self, phase: Phase, output: &[u8]) -> SpecError {
+        match serde_json::from_slice::<RawError>(output) {
+            Ok(raw) => {
+                let stack = self.source_map.map_text(&raw.stack, super::SCRIPT_NAME);
+                let message = match user_frame(&stack) {
+                    Some(location) => format!("{location}: {}", raw.message),
+                    None => raw.message,
+                };
+                SpecError::Thrown { spec: self.spec.clone(), phase, message, stack }
+            }
+            Err(_) => self.protocol(phase, String::from_utf8_lossy(output).into_owned()),
+        }
+    }
+
+    fn protocol(&self, phase: Phase, message: String) -> SpecError {
+        SpecError::Protocol { spec: self.spec.clone(), phase, message }
+    }
+
+    /// Where spec code was written: the first frame in the user's files, else
+    /// (for the library's own properties) the first frame in `@uatu/spec`.
+    fn user_location(&self, stack: &str) -> Option<String> {
+        let mapped = self.source_map.map_text(stack, super::SCRIPT_NAME);
+        user_frame(&mapped).or_else(|| frames(&mapped).into_iter().find(|f| !f.starts_with("@uatu/spec/index.ts")))
+    }
+}
+
+/// Writes `input` into the provider, runs `f`, and reads its (status, output).
+fn exchange<F>(
+    store: &mut Store<Host>,
+    memory: Memory,
+    input_fn: &TypedFunc<u32, u32>,
+    input: &[u8],
+    f: F,
+) -> wasmtime::Result<(u32, Vec<u8>)>
+where
+    F: FnOnce(&mut Store<Host>, u32) -> wasmtime::Result<u32>,
+{
+    let len = u32::try_from(input.len()).map_err(|_| wasmtime::Error::msg("input too large"))?;
+    let ptr = input_fn.call(&mut *store, len)?;
+    memory.write(&mut *store, ptr as usize, input)?;
+    let area = f(store, len)?;
+    let mut words = [0u8; 12];
+    memory.read(&*store, area as usize, &mut words)?;
+    let word = |i: usize| u32::from_le_bytes([words[i * 4], words[i * 4 + 1], words[i * 4 + 2], words[i * 4 + 3]]);
+    let mut output = vec![0u8; word(2) as usize];
+    memory.read(&*store, word(1) as usize, &mut output)?;
+    Ok((word(0), output))
+}
+
+/// The first `file:line:col` of a mapped stack that is the user's code, not `@uatu/spec`.
+fn user_frame(stack: &str) -> Option<String> {
+    frames(stack).into_iter().find(|frame| !frame.starts_with("@uatu/spec"))
+}
+
+/// Every `file:line:col` of a stack, innermost first.
+fn frames(stack: &str) -> Vec<String> {
+    stack.lines().filter_map(|line| {
+        let line = line.trim();
+        let inner = line.rsplit_once('(').map(|(_, r)| r.trim_end_matches(')')).unwrap_or(line);
+        let inner = inner.strip_prefix("at ").unwrap_or(inner).trim();
+        let mut parts = inner.rsplitn(3, ':');
+        let (col, row, file) = (parts.next()?, parts.next()?, parts.next()?);
+        (col.parse::<u32>().is_ok() && row.parse::<u32>().is_ok() && !file.is_empty()).then(|| inner.to_string())
+    })
+    .collect()
+}
+
+fn read_memory(caller: &mut Caller<'_, Host>, ptr: u32, len: u32) -> Option<Vec<u8>> {
+    let memory = caller.get_export("memory")?.into_memory()?;
+    let mut bytes = vec![0u8; len as usize];
+    memory.read(&caller, ptr as usize, &mut bytes).ok()?;
+    Some(bytes)
+}
+
+fn ticks(deadline: Duration) -> u64 {
+    (deadline.as_micros() / provider::EPOCH_TICK.as_micros()).max(1) as u64 + 1
+}
+
+/// A clock that never moves: specs get their time from the state.
+struct FixedClock;
+
+impl wasmtime_wasi::HostWallClock for FixedClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_millis(1)
+    }
+    fn now(&self) -> Duration {
+        Duration::ZERO
+    }
+}
+
+impl wasmtime_wasi::HostMonotonicClock for FixedClock {
+    fn resolution(&self) -> u64 {
+        1_000_000
+    }
+    fn now(&self) -> u64 {
+        0
+    }
+}

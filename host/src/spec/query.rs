@@ -1,0 +1,150 @@
+//! Selector queries over the accessibility tree, answered on the host so that
+//! the hierarchy never has to cross into JavaScript as a whole.
+
+use serde::Serialize;
+
+use crate::device::model::{Bounds, Node};
+
+/// What a query asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryKind {
+    /// The first element matching a selector.
+    Find,
+    /// Every element matching a selector.
+    FindAll,
+    /// Every clickable, enabled, visible element (the `taps` generator).
+    Clickable,
+    /// Every scrollable, visible element (the `swipes` generator).
+    Scrollable,
+}
+
+impl QueryKind {
+    pub fn from_code(code: u32) -> Option<QueryKind> {
+        Some(match code {
+            0 => QueryKind::Find,
+            1 => QueryKind::FindAll,
+            2 => QueryKind::Clickable,
+            3 => QueryKind::Scrollable,
+            _ => return None,
+        })
+    }
+}
+
+/// A parsed selector: `id:`, `text:`, `desc:` or `descPrefix:`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selector<'a> {
+    /// An exact resource id, or the `<value>` of an Android `<package>:id/<value>`.
+    Id(&'a str),
+    Text(&'a str),
+    Desc(&'a str),
+    DescPrefix(&'a str),
+}
+
+impl<'a> Selector<'a> {
+    pub fn parse(text: &'a str) -> Option<Selector<'a>> {
+        let (kind, value) = text.split_once(':')?;
+        Some(match kind {
+            "id" => Selector::Id(value),
+            "text" => Selector::Text(value),
+            "desc" => Selector::Desc(value),
+            "descPrefix" => Selector::DescPrefix(value),
+            _ => return None,
+        })
+    }
+
+    pub fn matches(&self, node: &Node) -> bool {
+        match self {
+            Selector::Id(id) => {
+                node.id == *id
+                    || node.id.strip_suffix(id).is_some_and(|head| head.ends_with(":id/") && !id.is_empty())
+            }
+            Selector::Text(text) => node.text == *text,
+            Selector::Desc(desc) => node.desc == *desc,
+            Selector::DescPrefix(prefix) => node.desc.starts_with(prefix),
+        }
+    }
+}
+
+/// An element as the spec sees it.
+#[derive(Serialize)]
+struct Element<'a> {
+    id: &'a str,
+    text: &'a str,
+    desc: &'a str,
+    class: &'a str,
+    package: &'a str,
+    clickable: bool,
+    enabled: bool,
+    checked: bool,
+    focused: bool,
+    selected: bool,
+    scrollable: bool,
+    bounds: Bounds,
+    x: i32,
+    y: i32,
+}
+
+impl<'a> Element<'a> {
+    fn of(node: &'a Node) -> Element<'a> {
+        let centre = node.bounds.centre();
+        Element {
+            id: &node.id,
+            text: &node.text,
+            desc: &node.desc,
+            class: &node.class_name,
+            package: &node.package,
+            clickable: node.clickable,
+            enabled: node.enabled,
+            checked: node.checked,
+            focused: node.focused,
+            selected: node.selected,
+            scrollable: node.scrollable,
+            bounds: node.bounds,
+            x: centre.x,
+            y: centre.y,
+        }
+    }
+}
+
+/// The JSON array of elements answering `kind` with `selector` over `root`.
+pub fn answer(root: &Node, kind: QueryKind, selector: &str) -> Vec<u8> {
+    let nodes = root.descendants();
+    let matched: Vec<Element<'_>> = match kind {
+        QueryKind::Find | QueryKind::FindAll => match Selector::parse(selector) {
+            None => Vec::new(),
+            Some(selector) => {
+                let all = nodes.filter(|n| selector.matches(n)).map(Element::of);
+                if kind == QueryKind::Find { all.take(1).collect() } else { all.collect() }
+            }
+        },
+        QueryKind::Clickable => {
+            nodes.filter(|n| n.clickable && n.enabled && !n.bounds.is_empty()).map(Element::of).collect()
+        }
+        QueryKind::Scrollable => nodes.filter(|n| n.scrollable && !n.bounds.is_empty()).map(Element::of).collect(),
+    };
+    serde_json::to_vec(&matched).unwrap_or_else(|_| b"[]".to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(id: &str, desc: &str) -> Node {
+        Node { id: id.into(), desc: desc.into(), ..Node::default() }
+    }
+
+    #[test]
+    fn id_selector_matches_exact_and_android_suffix() {
+        let selector = Selector::parse("id:amount").unwrap();
+        assert!(selector.matches(&node("amount", "")));
+        assert!(selector.matches(&node("app.folio:id/amount", "")));
+        assert!(!selector.matches(&node("app.folio:id/total_amount", "")));
+        assert!(!selector.matches(&node("xamount", "")));
+    }
+
+    #[test]
+    fn desc_prefix_and_unknown_kinds() {
+        assert!(Selector::parse("descPrefix:row_").unwrap().matches(&node("", "row_3")));
+        assert_eq!(Selector::parse("class:Button"), None);
+    }
+}

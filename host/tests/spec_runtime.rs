@@ -1,0 +1,298 @@
+//! The spec pipeline end to end: esbuild, the embedded QuickJS provider and
+//! wasmtime, on real specs (`tests/specs/`) and real states.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use uatu::action::{Action, Target};
+use uatu::device::model::{Bounds, ExceptionInfo, LogEntry, LogLevel, Node};
+use uatu::spec::{PredicateValue, SpecError, SpecInstance, SpecLimits, SpecModule, SpecStep};
+use uatu::state::State;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/specs").join(name)
+}
+
+/// Writes `source` as a spec file in a fresh directory.
+fn spec_file(name: &str, source: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, source).unwrap();
+    (dir, path)
+}
+
+fn start(path: &Path, seed: u64, limits: SpecLimits) -> Result<(SpecModule, SpecInstance), SpecError> {
+    let module = uatu::spec::build(path).map_err(|e| match e {
+        uatu::spec::BuildError::Compile(e) => e,
+        other => panic!("build failed: {other}"),
+    })?;
+    let mut instance = SpecInstance::new(&module, limits)?;
+    instance.load(&module, seed)?;
+    Ok((module, instance))
+}
+
+fn node(id: &str, text: &str, desc: &str, clickable: bool, bounds: (i32, i32, i32, i32)) -> Node {
+    Node {
+        id: id.into(),
+        text: text.into(),
+        desc: desc.into(),
+        class_name: "android.widget.TextView".into(),
+        clickable,
+        enabled: true,
+        bounds: Bounds { left: bounds.0, top: bounds.1, right: bounds.2, bottom: bounds.3 },
+        ..Node::default()
+    }
+}
+
+fn state(step: u64, counter: i64) -> State {
+    let mut list = node("app.folio:id/list", "", "", false, (0, 200, 1080, 2000));
+    list.scrollable = true;
+    list.children = vec![
+        node("", "Hello", "row_1", true, (0, 200, 1080, 300)),
+        node("", "", "row_2", true, (0, 300, 1080, 400)),
+    ];
+    let mut root = node("", "", "", false, (0, 0, 1080, 2400));
+    root.children = vec![
+        node("app.folio:id/amount", "12.50", "", false, (0, 0, 100, 100)),
+        node("plain_id", "exact", "", false, (0, 100, 100, 200)),
+        node("", "Log in", "login_submit", true, (100, 2200, 300, 2300)),
+        list,
+    ];
+    let mut snapshots = serde_json::Map::new();
+    snapshots.insert("counter".into(), counter.into());
+    State { step, time: 1000 * step + 17, hierarchy: root, snapshots, ..State::default() }
+}
+
+fn holds(step: &SpecStep, id: usize) -> bool {
+    step.predicates[id].holds()
+}
+
+#[test]
+fn every_api_function_and_selector_form() {
+    let (_module, mut spec) = start(&fixture("basic.ts"), 42, SpecLimits::default()).unwrap();
+    let description = spec.describe().unwrap().clone();
+    let names: Vec<&str> = description.properties.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["counterPositive", "loginVisible", "nextGrows", "combined", "noUncaughtExceptions", "noLogcatErrors"]);
+    let formula = |name: &str| description.properties.iter().find(|(n, _)| n == name).unwrap().1.clone();
+    let counter_id = formula("counterPositive")["arg"]["id"].as_u64().unwrap() as usize;
+    assert_eq!(formula("counterPositive"), serde_json::json!({"op": "always", "arg": {"op": "pred", "id": counter_id}}));
+    assert_eq!(formula("loginVisible")["op"], "now");
+    assert_eq!(formula("nextGrows")["op"], "next");
+    let combined = serde_json::to_string(&formula("combined")).unwrap();
+    for part in [
+        r#""op":"implies""#,
+        r#""within":{"ms":3000}"#,
+        r#""within":{"steps":2}"#,
+        r#""within":{"ms":250}"#,
+        r#""within":null"#,
+        r#""op":"not""#,
+        r#""op":"or""#,
+        r#""op":"const","value":false"#,
+    ] {
+        assert!(combined.contains(part), "{part} missing in {combined}");
+    }
+    // Predicates point at the spec's source lines.
+    assert!(description.predicates[counter_id].ends_with("basic.ts:19:20"), "{:?}", description.predicates);
+    let next_id = formula("nextGrows")["arg"]["id"].as_u64().unwrap() as usize;
+    let login_id = formula("loginVisible")["arg"]["id"].as_u64().unwrap() as usize;
+    assert!(description.extractors.iter().any(|(name, _)| name == "loginButton"), "{:?}", description.extractors);
+
+    let first = spec.step(&state(0, 3)).unwrap();
+    let e = &first.extractors;
+    assert_eq!(e["byId"], "12.50", "Android id suffix");
+    assert_eq!(e["byExactId"], "exact");
+    assert_eq!(e["byText"], 1);
+    assert_eq!(e["rows"], serde_json::json!(["row_1", "row_2"]));
+    assert_eq!(e["loginButton"]["x"], 200);
+    assert_eq!(e["loginButton"]["bounds"]["top"], 2200);
+    assert_eq!(e["time"], serde_json::json!([17, 17, 17]), "Date is the step's time");
+    assert!(holds(&first, counter_id) && holds(&first, login_id));
+
+    // Candidates: nested weighted paths, built-ins, and every action form.
+    let paths: Vec<String> = first.candidates.iter().map(|c| c.path_label()).collect();
+    assert!(paths.contains(&"0:login".to_string()), "{paths:?}");
+    assert!(paths.contains(&"1:explore/0:taps".to_string()), "{paths:?}");
+    assert!(paths.contains(&"1:explore/1:scroll".to_string()), "{paths:?}");
+    assert!(paths.contains(&"3:waitOnce".to_string()) && paths.contains(&"4:pressKey".to_string()));
+    let explore = first.candidates.iter().find(|c| c.path_label() == "1:explore/1:scroll").unwrap();
+    assert_eq!(explore.path[0].weight, 2.0);
+    assert_eq!(explore.path[1].weight, 3.0);
+    let taps: Vec<&Action> = first.candidates.iter().filter(|c| c.path_label() == "1:explore/0:taps").map(|c| &c.action).collect();
+    assert_eq!(taps.len(), 3, "three clickable elements: {taps:?}");
+    assert!(first.candidates.iter().any(|c| matches!(&c.action,
+        Action::InputText { into: Some(Target::Selector(s)), .. } if s == "id:amount")));
+    assert!(first.candidates.iter().any(|c| matches!(&c.action, Action::Swipe { duration_millis: Some(200), .. })));
+    assert!(first.candidates.iter().any(|c| matches!(&c.action, Action::Wait { duration_millis: 100 })));
+    assert!(first.generator_errors.is_empty(), "{:?}", first.generator_errors);
+
+    // Extractor `previous` is the last step's value.
+    let second = spec.step(&state(1, 9)).unwrap();
+    assert_eq!(second.extractors["counter"], 9);
+    assert_eq!(second.extractors["previousCounter"], 3);
+    assert!(holds(&second, next_id), "next: counter grew");
+    let third = spec.step(&state(2, 1)).unwrap();
+    assert!(!holds(&third, next_id), "next: counter shrank");
+}
+
+#[test]
+fn default_properties_see_exceptions_and_error_logs() {
+    let (_m, mut spec) = start(&fixture("basic.ts"), 1, SpecLimits::default()).unwrap();
+    let description = spec.describe().unwrap().clone();
+    let id = |name: &str| -> usize {
+        let formula = &description.properties.iter().find(|(n, _)| n == name).unwrap().1;
+        formula["arg"]["id"].as_u64().unwrap() as usize
+    };
+    let clean = spec.step(&state(0, 0)).unwrap();
+    assert!(holds(&clean, id("noUncaughtExceptions")) && holds(&clean, id("noLogcatErrors")));
+    let mut bad = state(1, 0);
+    bad.exceptions.push(ExceptionInfo { class: "IllegalStateException".into(), message: "boom".into(), stack: String::new(), time: 5 });
+    bad.logs.push(LogEntry { time: 5, level: LogLevel::Error, tag: "Folio".into(), message: "bad".into() });
+    let step = spec.step(&bad).unwrap();
+    assert!(!holds(&step, id("noUncaughtExceptions")) && !holds(&step, id("noLogcatErrors")));
+}
+
+#[test]
+fn same_seed_same_samples_and_candidates() {
+    let run = |seed: u64| {
+        let (_m, mut spec) = start(&fixture("basic.ts"), seed, SpecLimits::default()).unwrap();
+        (0..4).map(|i| {
+            let step = spec.step(&state(i, i as i64)).unwrap();
+            (step.extractors["sampled"].clone(), serde_json::to_string(&step.candidates).unwrap())
+        }).collect::<Vec<_>>()
+    };
+    let a = run(7);
+    assert_eq!(a, run(7));
+    let b = run(8);
+    assert_ne!(a.iter().map(|x| &x.0).collect::<Vec<_>>(), b.iter().map(|x| &x.0).collect::<Vec<_>>());
+    // Samples vary between steps.
+    assert!(a.windows(2).any(|w| w[0].0 != w[1].0));
+}
+
+#[test]
+fn throwing_predicate_and_generator_are_recorded_with_mapped_stack() {
+    let (_dir, path) = spec_file(
+        "throws.ts",
+        r#"import { always, actions, Tap } from "@uatu/spec";
+const boom = (): boolean => {
+  throw new Error("predicate exploded");
+};
+export const properties = { p: always(() => boom()), ok: always(() => true) };
+export const actionsRoot = actions(() => {
+  throw new TypeError("generator exploded");
+}, "bad");
+"#,
+    );
+    let (_m, mut spec) = start(&path, 1, SpecLimits::default()).unwrap();
+    let step = spec.step(&state(0, 0)).unwrap();
+    let PredicateValue::Error { error } = &step.predicates[0] else { panic!("{:?}", step.predicates) };
+    assert_eq!(error.message, "predicate exploded");
+    assert!(error.stack.contains("throws.ts:3:"), "{}", error.stack);
+    assert!(error.location.as_deref().unwrap().contains("throws.ts:3:"), "{error:?}");
+    assert!(!step.predicates[0].holds());
+    assert!(step.predicates[1].holds());
+    assert_eq!(step.generator_errors.len(), 1);
+    assert_eq!(step.generator_errors[0].message, "TypeError: generator exploded");
+    assert!(step.generator_errors[0].location.as_deref().unwrap().contains("throws.ts:7:"), "{:?}", step.generator_errors);
+    // The run goes on.
+    assert!(spec.step(&state(1, 0)).is_ok());
+}
+
+#[test]
+fn endless_loop_hits_the_deadline() {
+    let (_dir, path) = spec_file(
+        "loop.ts",
+        r#"import { always, extract, waitOnce } from "@uatu/spec";
+const x = extract((s) => { if (s.step === 1) { for (;;) {} } return 1; });
+export const properties = { p: always(() => x.current === 1) };
+export const actionsRoot = waitOnce;
+"#,
+    );
+    let limits = SpecLimits { deadline: Duration::from_millis(300), ..SpecLimits::default() };
+    let (_m, mut spec) = start(&path, 1, limits).unwrap();
+    spec.step(&state(0, 0)).unwrap();
+    let error = spec.step(&state(1, 0)).unwrap_err();
+    assert!(matches!(error, SpecError::Deadline { .. }), "{error}");
+    let message = error.to_string();
+    assert!(message.contains("loop.ts") && message.contains("step 1") && message.contains("deadline"), "{message}");
+}
+
+#[test]
+fn endless_loop_at_load_hits_the_deadline() {
+    let (_dir, path) = spec_file("loadloop.js", "import { waitOnce } from '@uatu/spec';\nwhile (true) {}\nexport const properties = {};\nexport const actions = waitOnce;\n");
+    let limits = SpecLimits { deadline: Duration::from_millis(200), ..SpecLimits::default() };
+    let error = start(&path, 1, limits).err().unwrap();
+    assert!(matches!(error, SpecError::Deadline { phase: uatu::spec::Phase::Loading, .. }), "{error}");
+}
+
+#[test]
+fn unbounded_allocation_hits_the_memory_cap() {
+    let (_dir, path) = spec_file(
+        "hog.ts",
+        r#"import { always, extract, waitOnce } from "@uatu/spec";
+const hoard: string[][] = [];
+const x = extract(() => { for (;;) { hoard.push(new Array(100000).fill("x")); } });
+export const properties = { p: always(() => true) };
+export const actionsRoot = waitOnce;
+"#,
+    );
+    let limits = SpecLimits { memory: 32 << 20, deadline: Duration::from_secs(20) };
+    let (_m, mut spec) = start(&path, 1, limits).unwrap();
+    let error = spec.step(&state(0, 0)).unwrap_err();
+    assert!(matches!(error, SpecError::MemoryCap { mib: 32, .. }), "{error}");
+    assert!(error.to_string().contains("hog.ts"), "{error}");
+}
+
+#[test]
+fn no_files_environment_or_clock() {
+    let (_dir, path) = spec_file(
+        "escape.js",
+        r#"import { always, extract, waitOnce } from "@uatu/spec";
+const probe = extract(() => ({
+  process: typeof process,
+  require: (() => { try { require("fs"); return "read"; } catch (e) { return "refused"; } })(),
+  std: typeof std,
+  os: typeof os,
+  javy: typeof Javy,
+  fetch: typeof fetch,
+  performance: typeof performance,
+  now: Date.now(),
+  date: new Date().toISOString(),
+}), "probe");
+export const properties = { p: always(() => true) };
+export const actions = waitOnce;
+"#,
+    );
+    let (_m, mut spec) = start(&path, 1, SpecLimits::default()).unwrap();
+    let mut s = state(0, 0);
+    s.time = 5000;
+    let step = spec.step(&s).unwrap();
+    let probe = &step.extractors["probe"];
+    assert_eq!(probe["require"], "refused");
+    for global in ["process", "std", "os", "javy", "fetch", "performance"] {
+        assert_eq!(probe[global], "undefined", "{global} is reachable: {probe}");
+    }
+    assert_eq!(probe["now"], 5000);
+    assert_eq!(probe["date"], "1970-01-01T00:00:05.000Z");
+}
+
+#[test]
+fn dynamic_import_of_a_file_fails() {
+    let (_dir, path) = spec_file(
+        "import.js",
+        r#"import { always, extract, waitOnce } from "@uatu/spec";
+const probe = extract(() => { let r = "none"; import("/etc/passwd").then(() => { r = "read"; }, (e) => { r = "refused"; }); return r; }, "probe");
+export const properties = { p: always(() => true) };
+export const actions = waitOnce;
+"#,
+    );
+    // esbuild leaves a dynamic import of an absolute path alone; QuickJS then has no module loader.
+    match uatu::spec::build(&path) {
+        Err(_) => {}
+        Ok(module) => {
+            let mut spec = SpecInstance::new(&module, SpecLimits::default()).unwrap();
+            spec.load(&module, 1).unwrap();
+            let step = spec.step(&state(0, 0)).unwrap();
+            assert_ne!(step.extractors["probe"], "read");
+        }
+    }
+}

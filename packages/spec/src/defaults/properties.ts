@@ -1,0 +1,14 @@
+// The default properties every app should satisfy.
+import { always, extract, Formula, LogEntry, ExceptionInfo } from "../index";
+
+const exceptions = extract<ExceptionInfo[]>((state) => state.exceptions, "uatu.exceptions");
+const errorLogs = extract<LogEntry[]>(
+  (state) => state.logs.filter((log) => log.level === "error" || log.level === "fatal"),
+  "uatu.errorLogs",
+);
+
+/** No uncaught exception is ever reported by the app. */
+export const noUncaughtExceptions: Formula = always(() => exceptions.current.length === 0);
+
+/** No log entry of level `error` or `fatal` is ever written. */
+export const noLogcatErrors: Formula = always(() => errorLogs.current.length === 0);

@@ -1,0 +1,436 @@
+// @uatu/spec: the authoring API of uatu specs and the runtime that executes
+// them inside uatu's QuickJS sandbox. See docs/spec-reference.md.
+
+// ---------------------------------------------------------------- state
+
+export interface Bounds { left: number; top: number; right: number; bottom: number }
+
+/** An element of the accessibility tree. `x`/`y` is the centre of `bounds`. */
+export interface Element {
+  id: string; text: string; desc: string; class: string; package: string;
+  clickable: boolean; enabled: boolean; checked: boolean; focused: boolean;
+  selected: boolean; scrollable: boolean;
+  bounds: Bounds; x: number; y: number;
+}
+
+export interface LogEntry { time: number; level: string; tag: string; message: string }
+export interface ExceptionInfo { class: string; message: string; stack: string; time: number }
+
+/** Selectors: `id:<id>` (exact, or the `<value>` of an Android `…:id/<value>`),
+ * `text:<text>`, `desc:<description>`, `descPrefix:<prefix>`. */
+export type Selector = string;
+
+export interface Ax {
+  /** The first element (in tree order) the selector matches, or undefined. */
+  find(selector: Selector): Element | undefined;
+  /** Every element the selector matches, in tree order. */
+  findAll(selector: Selector): Element[];
+}
+
+export interface State {
+  ax: Ax;
+  snapshots: Record<string, unknown>;
+  lastAction: unknown | null;
+  logs: LogEntry[];
+  exceptions: ExceptionInfo[];
+  /** Milliseconds of device time since the run started. */
+  time: number;
+  step: number;
+  screen: { width: number; height: number };
+}
+
+// ---------------------------------------------------------------- actions
+
+export type Target = Selector | { x: number; y: number; bounds?: Bounds };
+export type Key = "back" | "home" | "enter" | "tab" | "up" | "down" | "left" | "right";
+export type Action =
+  | { type: "tap"; on: Target }
+  | { type: "inputText"; into?: Target; text: string }
+  | { type: "swipe"; from: Target; to: Target; durationMillis?: number }
+  | { type: "pressKey"; key: Key }
+  | { type: "wait"; durationMillis: number };
+
+const KEYS: readonly string[] = ["back", "home", "enter", "tab", "up", "down", "left", "right"];
+
+function target(value: unknown, what: string): Target {
+  if (typeof value === "string") {
+    if (!/^(id|text|desc|descPrefix):/.test(value)) {
+      throw new SpecError(`${what}: "${value}" is not a selector (id:, text:, desc: or descPrefix:)`);
+    }
+    return value;
+  }
+  if (value && typeof value === "object" && typeof (value as any).x === "number" && typeof (value as any).y === "number") {
+    const v = value as any;
+    const t: { x: number; y: number; bounds?: Bounds } = { x: Math.round(v.x), y: Math.round(v.y) };
+    if (v.bounds) t.bounds = { left: v.bounds.left, top: v.bounds.top, right: v.bounds.right, bottom: v.bounds.bottom };
+    return t;
+  }
+  throw new SpecError(`${what} must be a selector string or an element/point with x and y (got ${describe(value)})`);
+}
+
+function millis(value: unknown, what: string): number {
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+    throw new SpecError(`${what} must be a non-negative number of milliseconds (got ${describe(value)})`);
+  }
+  return Math.round(value);
+}
+
+export function Tap(args: { on: Target }): Action {
+  return { type: "tap", on: target(args?.on, "Tap.on") };
+}
+export function InputText(args: { into?: Target; text: string }): Action {
+  if (typeof args?.text !== "string") throw new SpecError(`InputText.text must be a string (got ${describe(args?.text)})`);
+  const action: Action = { type: "inputText", text: args.text };
+  if (args.into !== undefined) action.into = target(args.into, "InputText.into");
+  return action;
+}
+export function Swipe(args: { from: Target; to: Target; durationMillis?: number }): Action {
+  const action: Action = { type: "swipe", from: target(args?.from, "Swipe.from"), to: target(args?.to, "Swipe.to") };
+  if (args.durationMillis !== undefined) action.durationMillis = millis(args.durationMillis, "Swipe.durationMillis");
+  return action;
+}
+export function PressKey(args: { key: Key }): Action {
+  if (!KEYS.includes(args?.key)) throw new SpecError(`PressKey.key must be one of ${KEYS.join(", ")} (got ${describe(args?.key)})`);
+  return { type: "pressKey", key: args.key };
+}
+export function Wait(args: { durationMillis: number }): Action {
+  return { type: "wait", durationMillis: millis(args?.durationMillis, "Wait.durationMillis") };
+}
+
+// ---------------------------------------------------------------- errors
+
+/** An error in how a spec uses this API. */
+export class SpecError extends Error {
+  constructor(message: string) { super(message); this.name = "SpecError"; }
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "function") return "a function";
+  if (typeof value === "object") return "an object";
+  if (typeof value === "string") return `"${value}"`;
+  return `${typeof value} ${String(value)}`;
+}
+
+function callerStack(): string {
+  return new Error().stack ?? "";
+}
+
+// ---------------------------------------------------------------- extractors
+
+export interface Extracted<T> { readonly current: T; readonly previous: T | undefined }
+
+interface ExtractorEntry { name?: string; fn: (state: State) => unknown; cell: { current: unknown; previous: unknown }; stack: string }
+const extractors: ExtractorEntry[] = [];
+
+/** A value read out of every state, before anything else runs at that step. */
+export function extract<T>(fn: (state: State) => T, name?: string): Extracted<T> {
+  if (typeof fn !== "function") throw new SpecError(`extract() takes a function of the state (got ${describe(fn)})`);
+  const cell = { current: undefined as unknown, previous: undefined as unknown };
+  extractors.push({ name, fn, cell, stack: callerStack() });
+  return cell as Extracted<T>;
+}
+
+// ---------------------------------------------------------------- formulas
+
+export type Predicate = (state: State) => boolean;
+type Node =
+  | { op: "pred"; id: number }
+  | { op: "const"; value: boolean }
+  | { op: "not"; arg: Node }
+  | { op: "and" | "or"; args: Node[] }
+  | { op: "implies"; left: Node; right: Node }
+  | { op: "now" | "next" | "always"; arg: Node }
+  | { op: "eventually"; arg: Node; within: null | { steps: number } | { ms: number } };
+
+interface PredicateEntry { fn: Predicate; stack: string }
+const predicates: PredicateEntry[] = [];
+
+export type FormulaLike = Formula | Predicate | boolean;
+
+export class Formula {
+  /** @internal */ readonly node: Node;
+  constructor(node: Node) { this.node = node; }
+  implies(other: FormulaLike): Formula { return new Formula({ op: "implies", left: this.node, right: formula(other, "implies()") }); }
+  and(...others: FormulaLike[]): Formula { return new Formula({ op: "and", args: [this.node, ...others.map((o) => formula(o, "and()"))] }); }
+  or(...others: FormulaLike[]): Formula { return new Formula({ op: "or", args: [this.node, ...others.map((o) => formula(o, "or()"))] }); }
+  not(): Formula { return new Formula({ op: "not", arg: this.node }); }
+  toJSON(): Node { return this.node; }
+}
+
+export class Eventually extends Formula {
+  /** Bound the obligation: it is violated if `n` steps / seconds / milliseconds pass first. */
+  within(n: number, unit: "steps" | "seconds" | "milliseconds"): Formula {
+    if (typeof n !== "number" || !Number.isFinite(n) || n < 0) throw new SpecError(`within() needs a non-negative number (got ${describe(n)})`);
+    const arg = (this.node as { arg: Node }).arg;
+    if (unit === "steps") return new Formula({ op: "eventually", arg, within: { steps: Math.floor(n) } });
+    if (unit === "seconds") return new Formula({ op: "eventually", arg, within: { ms: Math.round(n * 1000) } });
+    if (unit === "milliseconds") return new Formula({ op: "eventually", arg, within: { ms: Math.round(n) } });
+    throw new SpecError(`within() unit must be "steps", "seconds" or "milliseconds" (got ${describe(unit)})`);
+  }
+}
+
+function formula(value: FormulaLike, where: string): Node {
+  if (value instanceof Formula) return value.node;
+  if (typeof value === "boolean") return { op: "const", value };
+  if (typeof value === "function") {
+    predicates.push({ fn: value as Predicate, stack: callerStack() });
+    return { op: "pred", id: predicates.length - 1 };
+  }
+  throw new SpecError(`${where} takes a formula, a predicate (() => boolean) or a boolean (got ${describe(value)})`);
+}
+
+/** `p` holds at every step. */
+export function always(p: FormulaLike): Formula { return new Formula({ op: "always", arg: formula(p, "always()") }); }
+/** `p` holds at the current step. */
+export function now(p: FormulaLike): Formula { return new Formula({ op: "now", arg: formula(p, "now()") }); }
+/** `p` holds at the next step. */
+export function next(p: FormulaLike): Formula { return new Formula({ op: "next", arg: formula(p, "next()") }); }
+/** `p` holds at some step from now on; bound it with `.within(n, unit)`. */
+export function eventually(p: FormulaLike): Eventually {
+  return new Eventually({ op: "eventually", arg: formula(p, "eventually()"), within: null });
+}
+
+// ---------------------------------------------------------------- generators
+
+/** A node of the action tree. */
+export abstract class Generator {
+  label?: string;
+  /** @internal */ abstract collect(state: State, path: PathStep[], out: Output): void;
+  /** Name this generator in the trace. */
+  named(label: string): this { this.label = label; return this; }
+}
+
+interface PathStep { index: number; weight: number; label?: string }
+interface Output { candidates: { path: PathStep[]; action: Action }[]; generatorErrors: { path: PathStep[]; message: string; stack: string }[] }
+
+class ActionsGenerator extends Generator {
+  constructor(private readonly fn: (state: State) => Action | Action[] | null | undefined, label?: string) { super(); this.label = label; }
+  collect(state: State, path: PathStep[], out: Output): void {
+    try {
+      const result = this.fn(state);
+      const list = result == null ? [] : Array.isArray(result) ? result : [result];
+      for (const action of list) {
+        if (!action || typeof action !== "object" || typeof (action as any).type !== "string") {
+          throw new SpecError(`a generator returned ${describe(action)}, not an action (use Tap, InputText, Swipe, PressKey or Wait)`);
+        }
+        out.candidates.push({ path, action });
+      }
+    } catch (error) {
+      out.generatorErrors.push({ path, message: errorMessage(error), stack: errorStack(error) });
+    }
+  }
+}
+
+class WeightedGenerator extends Generator {
+  constructor(private readonly children: { weight: number; gen: Generator; label?: string }[]) { super(); }
+  collect(state: State, path: PathStep[], out: Output): void {
+    this.children.forEach((child, index) => {
+      const step: PathStep = { index, weight: child.weight };
+      const label = child.label ?? child.gen.label;
+      if (label !== undefined) step.label = label;
+      child.gen.collect(state, [...path, step], out);
+    });
+  }
+}
+
+/** A leaf of the action tree: `fn` returns this step's actions (none to stay silent). */
+export function actions(fn: (state: State) => Action | Action[] | null | undefined, label?: string): Generator {
+  if (typeof fn !== "function") throw new SpecError(`actions() takes a function returning actions (got ${describe(fn)})`);
+  return new ActionsGenerator(fn, label);
+}
+
+/** Weighted choice among generators: `weighted([3, login], [1, taps, "explore"])`. Nestable. */
+export function weighted(...entries: [number, Generator, string?][]): Generator {
+  if (entries.length === 0) throw new SpecError("weighted() needs at least one [weight, generator] pair");
+  return new WeightedGenerator(entries.map((entry, i) => {
+    if (!Array.isArray(entry) || entry.length < 2) throw new SpecError(`weighted() entry ${i} must be [weight, generator] (got ${describe(entry)})`);
+    const [weight, gen, label] = entry;
+    if (typeof weight !== "number" || !Number.isFinite(weight) || weight <= 0) {
+      throw new SpecError(`weighted() entry ${i}: the weight must be a positive number (got ${describe(weight)})`);
+    }
+    if (!(gen instanceof Generator)) throw new SpecError(`weighted() entry ${i}: ${describe(gen)} is not a generator (use actions(), weighted() or a built-in)`);
+    return { weight, gen, label };
+  }));
+}
+
+/** A sampler over a list: `generate()` picks one item, with the run's seeded randomness. */
+export class Sampler<T> {
+  constructor(private readonly items: readonly T[]) {}
+  generate(): T { return this.items[Math.floor(Math.random() * this.items.length)]; }
+}
+
+export function from<T>(items: readonly T[]): Sampler<T> {
+  if (!Array.isArray(items) || items.length === 0) throw new SpecError(`from() takes a non-empty array (got ${describe(items)})`);
+  return new Sampler(items.slice());
+}
+
+/** Tap any clickable, enabled element. */
+export const taps: Generator = actions((state) => query(2, "").map((e) => Tap({ on: e })), "taps");
+
+/** Swipe up or down across any scrollable element. */
+export const swipes: Generator = actions((state) => {
+  const out: Action[] = [];
+  for (const e of query(3, "")) {
+    const x = e.x, h = e.bounds.bottom - e.bounds.top;
+    const top = { x, y: Math.round(e.bounds.top + h * 0.25) }, bottom = { x, y: Math.round(e.bounds.top + h * 0.75) };
+    out.push(Swipe({ from: bottom, to: top, durationMillis: 300 }), Swipe({ from: top, to: bottom, durationMillis: 300 }));
+  }
+  return out;
+}, "swipes");
+
+/** Wait half a second (once per step). */
+export const waitOnce: Generator = actions(() => [Wait({ durationMillis: 500 })], "waitOnce");
+
+/** Press the back key. */
+export const pressKey: Generator = actions(() => [PressKey({ key: "back" })], "pressKey");
+
+// ---------------------------------------------------------------- runtime (called by the provider)
+
+declare const __uatuQuery: (kind: number, selector: string) => string;
+
+let stepCache = new Map<string, Element[]>();
+function query(kind: number, selector: string): Element[] {
+  const key = `${kind}\u0000${selector}`;
+  let found = stepCache.get(key);
+  if (found === undefined) {
+    found = JSON.parse(__uatuQuery(kind, selector)) as Element[];
+    stepCache.set(key, found);
+  }
+  return found;
+}
+
+const ax: Ax = {
+  find(selector) {
+    checkSelector(selector);
+    return query(0, selector)[0];
+  },
+  findAll(selector) {
+    checkSelector(selector);
+    return query(1, selector).slice();
+  },
+};
+
+function checkSelector(selector: unknown): void {
+  if (typeof selector !== "string" || !/^(id|text|desc|descPrefix):/.test(selector)) {
+    throw new SpecError(`${describe(selector)} is not a selector: use id:, text:, desc: or descPrefix:`);
+  }
+}
+
+function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.name && error.name !== "Error" ? `${error.name}: ${error.message}` : error.message;
+  return `a non-Error value was thrown: ${String(error)}`;
+}
+function errorStack(error: unknown): string {
+  return error instanceof Error ? error.stack ?? "" : "";
+}
+
+// Deterministic randomness and time: xoshiro128** seeded from the run's seed.
+let rng = [1, 2, 3, 4];
+function seedRandom(hi: number, lo: number): void {
+  let s = (hi ^ 0x9e3779b9) >>> 0, t = (lo ^ 0x85ebca6b) >>> 0;
+  const next = () => { // splitmix-like expansion
+    s = (s + 0x6d2b79f5) >>> 0; t = (t ^ s) >>> 0;
+    let z = Math.imul(s ^ (s >>> 15), 1 | t); z ^= z + Math.imul(z ^ (z >>> 7), 61 | z);
+    return (z ^ (z >>> 14)) >>> 0;
+  };
+  rng = [next(), next(), next(), next()];
+  if (rng.every((v) => v === 0)) rng[0] = 1;
+}
+function random(): number {
+  const [a, b, c, d] = rng;
+  const result = Math.imul(rotl(Math.imul(b, 5), 7), 9) >>> 0;
+  const t = (b << 9) >>> 0;
+  let c2 = (c ^ a) >>> 0, d2 = (d ^ b) >>> 0;
+  const b2 = (b ^ c2) >>> 0, a2 = (a ^ d2) >>> 0;
+  c2 = (c2 ^ t) >>> 0; d2 = rotl(d2, 11);
+  rng = [a2, b2, c2, d2];
+  return result / 4294967296;
+}
+function rotl(x: number, k: number): number { return ((x << k) | (x >>> (32 - k))) >>> 0; }
+
+let currentTime = 0;
+const RealDate = Date;
+class SpecDate extends RealDate {
+  constructor(...args: unknown[]) {
+    if (args.length === 0) super(currentTime); else super(...(args as [any]));
+  }
+  static now(): number { return currentTime; }
+}
+
+interface Root { gen: Generator }
+let root: Root | null = null;
+let names: (string | undefined)[] = [];
+
+function load(namespace: Record<string, unknown>, seedHi: number, seedLo: number): string {
+  seedRandom(seedHi, seedLo);
+  const properties = namespace.properties;
+  if (!properties || typeof properties !== "object" || Array.isArray(properties)) {
+    throw new SpecError(`the spec must export \`properties\`, an object of name → formula (got ${describe(properties)})`);
+  }
+  const described: { name: string; formula: Node }[] = [];
+  for (const [name, value] of Object.entries(properties)) {
+    if (!(value instanceof Formula)) {
+      throw new SpecError(`property "${name}" is not a formula (got ${describe(value)}); build it with always(), now(), next() or eventually()`);
+    }
+    described.push({ name, formula: value.node });
+  }
+  const gen = namespace.actions ?? namespace.actionsRoot;
+  if (gen === undefined) throw new SpecError("the spec must export `actions` (or `actionsRoot`), the root generator");
+  if (!(gen instanceof Generator)) throw new SpecError(`the exported \`actions\` is ${describe(gen)}, not a generator (use actions(), weighted() or a built-in)`);
+  root = { gen };
+  const exportedName = new Map<unknown, string>();
+  for (const [name, value] of Object.entries(namespace)) exportedName.set(value, name);
+  const used = new Set<string>();
+  names = extractors.map((e, i) => {
+    let name = e.name ?? exportedName.get(e.cell) ?? `extractor${i}`;
+    while (used.has(name)) name = `${name}#${i}`;
+    used.add(name);
+    return name;
+  });
+  return JSON.stringify({
+    properties: described,
+    predicates: predicates.map((p, id) => ({ id, stack: p.stack })),
+    extractors: extractors.map((e, i) => ({ name: names[i], stack: e.stack })),
+  });
+}
+
+function step(stateJson: string): string {
+  const raw = JSON.parse(stateJson);
+  currentTime = raw.time;
+  stepCache = new Map();
+  const state: State = {
+    ax, snapshots: raw.snapshots ?? {}, lastAction: raw.lastAction ?? null, logs: raw.logs ?? [],
+    exceptions: raw.exceptions ?? [], time: raw.time, step: raw.step, screen: raw.screen,
+  };
+  const extracted: Record<string, unknown> = {};
+  const extractorErrors: { name: string; message: string; stack: string }[] = [];
+  extractors.forEach((e, i) => {
+    e.cell.previous = e.cell.current;
+    try {
+      e.cell.current = e.fn(state);
+    } catch (error) {
+      e.cell.current = undefined;
+      extractorErrors.push({ name: names[i] ?? `extractor${i}`, message: errorMessage(error), stack: errorStack(error) });
+    }
+    extracted[names[i] ?? `extractor${i}`] = e.cell.current === undefined ? null : e.cell.current;
+  });
+  const values = predicates.map((p) => {
+    try {
+      return p.fn(state) ? true : false;
+    } catch (error) {
+      return { error: { message: errorMessage(error), stack: errorStack(error) } };
+    }
+  });
+  const out: Output = { candidates: [], generatorErrors: [] };
+  root?.gen.collect(state, [], out);
+  return JSON.stringify({ predicates: values, extractors: extracted, extractorErrors, candidates: out.candidates, generatorErrors: out.generatorErrors });
+}
+
+const g = globalThis as any;
+if (g.__uatu === undefined) {
+  g.__uatu = { load, step };
+  Math.random = random;
+  g.Date = SpecDate;
+}
