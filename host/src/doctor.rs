@@ -41,13 +41,19 @@ pub fn command(args: DoctorArgs) -> anyhow::Result<Status> {
         println!("all {} checks passed", checks.len());
         Ok(Status::Ok)
     } else {
-        println!("{} of {} checks failed", checks.iter().filter(|c| c.outcome.is_err()).count(), checks.len());
+        println!(
+            "{} of {} checks failed",
+            checks.iter().filter(|c| c.outcome.is_err()).count(),
+            checks.len()
+        );
         Ok(Status::Infrastructure)
     }
 }
 
 async fn check_device(device: &DeviceChoice) -> anyhow::Result<Vec<Check>> {
-    let agent = AgentListener::bind(ListenerConfig::default()).await.map_err(exit::infrastructure)?;
+    let agent = AgentListener::bind(ListenerConfig::default())
+        .await
+        .map_err(exit::infrastructure)?;
     let (addr, sim) = match device {
         DeviceChoice::Sim => {
             let sim = Simulator::start(
@@ -65,11 +71,17 @@ async fn check_device(device: &DeviceChoice) -> anyhow::Result<Vec<Check>> {
     let driver = match GrpcDriver::connect(&addr, Default::default()).await {
         Ok(driver) => driver,
         Err(error) => {
-            checks.push(Check { name: "driver", outcome: Err(error.to_string()) });
+            checks.push(Check {
+                name: "driver",
+                outcome: Err(error.to_string()),
+            });
             return Ok(checks);
         }
     };
-    checks.push(Check { name: "driver", outcome: Ok(format!("connected to {}", driver.describe())) });
+    checks.push(Check {
+        name: "driver",
+        outcome: Ok(format!("connected to {}", driver.describe())),
+    });
     checks.push(Check {
         name: "health",
         outcome: match driver.health().await {
@@ -81,14 +93,25 @@ async fn check_device(device: &DeviceChoice) -> anyhow::Result<Vec<Check>> {
     let bundle_id = SimConfig::default().bundle_id;
     checks.push(Check {
         name: "launch",
-        outcome: driver.launch(&bundle_id, false, None).await.map(|_| format!("started {bundle_id}")).map_err(|e| e.to_string()),
+        outcome: driver
+            .launch(&bundle_id, false, None)
+            .await
+            .map(|_| format!("started {bundle_id}"))
+            .map_err(|e| e.to_string()),
     });
     checks.push(Check {
         name: "hierarchy",
         outcome: driver
             .hierarchy()
             .await
-            .map(|h| format!("{} nodes on a {}x{} screen", h.root.descendants().count(), h.screen.width, h.screen.height))
+            .map(|h| {
+                format!(
+                    "{} nodes on a {}x{} screen",
+                    h.root.descendants().count(),
+                    h.screen.width,
+                    h.screen.height
+                )
+            })
             .map_err(|e| e.to_string()),
     });
     checks.push(Check {
@@ -110,7 +133,12 @@ async fn check_device(device: &DeviceChoice) -> anyhow::Result<Vec<Check>> {
                     hello.protocol_version, hello.platform, hello.sdk_version, hello.app_id
                 )
             })
-            .map_err(|e| format!("{e} (is the app built with the uatu SDK, and can it reach {}?)", agent.socket_path().display())),
+            .map_err(|e| {
+                format!(
+                    "{e} (is the app built with the uatu SDK, and can it reach {}?)",
+                    agent.socket_path().display()
+                )
+            }),
     });
     if checks.last().is_some_and(|c| c.outcome.is_ok()) {
         let state = agent.pause(APP_TIMEOUT).await;
@@ -121,7 +149,12 @@ async fn check_device(device: &DeviceChoice) -> anyhow::Result<Vec<Check>> {
                 (Ok(state), Ok(())) => Ok(format!(
                     "{} snapshots, coverage {}",
                     state.snapshots.len(),
-                    state.coverage.map_or("not reported".to_string(), |probes| format!("{} probes", probes.len()))
+                    state
+                        .coverage
+                        .map_or("not reported".to_string(), |probes| format!(
+                            "{} probes",
+                            probes.len()
+                        ))
                 )),
                 (Err(error), _) | (Ok(_), Err(error)) => Err(error.to_string()),
             },
@@ -145,7 +178,10 @@ fn explain_real_devices() {
     println!("A real Android device needs:");
     for (tool, why) in [
         ("adb", "to reach the device or emulator"),
-        ("emulator", "to start an Android emulator (or attach a device over USB)"),
+        (
+            "emulator",
+            "to start an Android emulator (or attach a device over USB)",
+        ),
         ("java", "to run the Maestro sidecar (sidecar-maestro/)"),
     ] {
         let mark = if on_path(tool) { "✓" } else { "✗" };

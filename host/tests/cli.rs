@@ -3,7 +3,10 @@
 use std::process::Command;
 
 fn uatu(args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_uatu")).args(args).output().expect("runs uatu");
+    let output = Command::new(env!("CARGO_BIN_EXE_uatu"))
+        .args(args)
+        .output()
+        .expect("runs uatu");
     (
         output.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -15,8 +18,13 @@ fn uatu(args: &[&str]) -> (i32, String, String) {
 fn help_lists_every_subcommand_and_the_exit_codes() {
     let (code, help, _) = uatu(&["--help"]);
     assert_eq!(code, 0);
-    for subcommand in ["run", "build", "check", "sim", "inspect", "doctor", "plugin", "version"] {
-        assert!(help.lines().any(|l| l.trim_start().starts_with(subcommand)), "--help lacks {subcommand}:\n{help}");
+    for subcommand in [
+        "run", "build", "check", "sim", "inspect", "doctor", "plugin", "version",
+    ] {
+        assert!(
+            help.lines().any(|l| l.trim_start().starts_with(subcommand)),
+            "--help lacks {subcommand}:\n{help}"
+        );
     }
     assert!(help.contains("3  device or infrastructure failure"), "{help}");
 }
@@ -26,8 +34,21 @@ fn run_help_documents_its_final_flags() {
     let (code, help, _) = uatu(&["run", "--help"]);
     assert_eq!(code, 0);
     for flag in [
-        "--spec", "--device", "--seed", "--max-steps", "--duration", "--output", "--plugin", "--config",
-        "--exit-on-violation", "--strict", "--no-screenshots", "--sim-bugs", "--sim-latency", "--bundle-id", "--json",
+        "--spec",
+        "--device",
+        "--seed",
+        "--max-steps",
+        "--duration",
+        "--output",
+        "--plugin",
+        "--config",
+        "--exit-on-violation",
+        "--strict",
+        "--no-screenshots",
+        "--sim-bugs",
+        "--sim-latency",
+        "--bundle-id",
+        "--json",
     ] {
         assert!(help.contains(flag), "uatu run --help lacks {flag}");
     }
@@ -46,8 +67,18 @@ fn usage_errors_exit_with_2() {
 fn doctor_checks_the_simulator_end_to_end() {
     let (code, stdout, stderr) = uatu(&["doctor", "--device", "sim"]);
     assert_eq!(code, 0, "{stdout}{stderr}");
-    for check in ["driver", "health", "hierarchy", "screenshot", "sdk hello", "sdk state"] {
-        assert!(stdout.lines().any(|l| l.starts_with('✓') && l.contains(check)), "no passing {check}:\n{stdout}");
+    for check in [
+        "driver",
+        "health",
+        "hierarchy",
+        "screenshot",
+        "sdk hello",
+        "sdk state",
+    ] {
+        assert!(
+            stdout.lines().any(|l| l.starts_with('✓') && l.contains(check)),
+            "no passing {check}:\n{stdout}"
+        );
     }
     assert!(stdout.contains("protocol version 1"), "{stdout}");
     assert!(stdout.contains("nodes on a 1080x2400 screen"), "{stdout}");
@@ -57,5 +88,10 @@ fn doctor_checks_the_simulator_end_to_end() {
 fn doctor_fails_with_3_when_the_sidecar_is_unreachable() {
     let (code, stdout, _) = uatu(&["doctor", "--device", "sidecar:127.0.0.1:9"]);
     assert_eq!(code, 3, "{stdout}");
-    assert!(stdout.lines().any(|l| l.starts_with('✗') && l.contains("127.0.0.1:9")), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with('✗') && l.contains("127.0.0.1:9")),
+        "{stdout}"
+    );
 }

@@ -135,6 +135,12 @@ pub enum Event {
         message: String,
         stack: String,
     },
+    /// An extractor threw; its value is `null` this step.
+    ExtractorError {
+        extractor: String,
+        message: String,
+        stack: String,
+    },
     /// A generator threw; its actions were skipped.
     GeneratorError {
         path: String,
