@@ -236,7 +236,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Status> {
     match cli.command {
         Command::Run(args) => crate::run::command(args),
         Command::Build(args) => crate::spec::build_command(args),
-        Command::Check(args) => crate::spec::check_command(args),
+        Command::Check(args) => crate::run::check::command(args),
         Command::Sim(args) => crate::sim::command(args),
         Command::Inspect(args) => crate::inspect::command(args),
         Command::Doctor(args) => crate::doctor::command(args),

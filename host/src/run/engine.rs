@@ -646,7 +646,7 @@ pub fn rerun_command(config: &RunConfig, seed: u64) -> String {
 }
 
 /// The spec's properties as LTL formulas; a formula the host cannot read is a spec error.
-fn properties_of(
+pub(crate) fn properties_of(
     spec: &std::path::Path,
     properties: &[(String, serde_json::Value)],
 ) -> anyhow::Result<Vec<(String, Formula)>> {
@@ -665,7 +665,7 @@ fn properties_of(
         .collect()
 }
 
-fn predicate_value(value: &crate::spec::PredicateValue) -> PredicateValue {
+pub(crate) fn predicate_value(value: &crate::spec::PredicateValue) -> PredicateValue {
     match value {
         crate::spec::PredicateValue::Value(holds) => Ok(*holds),
         crate::spec::PredicateValue::Error { error } => Err(PredicateError {

@@ -4,6 +4,7 @@
 //! actions; `verify` checks properties (shared with `uatu check`); `report`
 //! prints what a person reads at the end.
 
+pub mod check;
 pub mod engine;
 pub mod report;
 pub mod strategy;
