@@ -42,8 +42,8 @@ fn build_spec_provider(manifest_dir: &Path) -> Result<(), Box<dyn std::error::Er
         .nth(4)
         .map(|target| target.join("wasm"))
         .unwrap_or_else(|| out_dir.join("wasm"));
-    let toolchain = wasm_toolchain::Toolchain::detect()
-        .map_err(|e| format!("building the spec provider: {e}"))?;
+    let toolchain =
+        wasm_toolchain::Toolchain::detect().map_err(|e| format!("building the spec provider: {e}"))?;
     let status = toolchain
         .cargo_build(&provider_dir.join("Cargo.toml"), &target_dir)
         .status()
@@ -56,7 +56,6 @@ fn build_spec_provider(manifest_dir: &Path) -> Result<(), Box<dyn std::error::Er
         .into());
     }
     let artifact = wasm_toolchain::artifact_path(&target_dir, "uatu_spec_provider");
-    std::fs::copy(&artifact, &destination)
-        .map_err(|e| format!("copying {}: {e}", artifact.display()))?;
+    std::fs::copy(&artifact, &destination).map_err(|e| format!("copying {}: {e}", artifact.display()))?;
     Ok(())
 }

@@ -13,14 +13,23 @@ use uatu::state::State;
 
 fn leaf(id: &str, desc: &str, text: &str, top: i32) -> Node {
     Node {
-        id: if id.is_empty() { String::new() } else { format!("app.folio:id/{id}") },
+        id: if id.is_empty() {
+            String::new()
+        } else {
+            format!("app.folio:id/{id}")
+        },
         desc: desc.into(),
         text: text.into(),
         class_name: "android.widget.TextView".into(),
         package: "app.folio".into(),
         clickable: !desc.is_empty(),
         enabled: true,
-        bounds: Bounds { left: 0, top, right: 1080, bottom: top + 60 },
+        bounds: Bounds {
+            left: 0,
+            top,
+            right: 1080,
+            bottom: top + 60,
+        },
         ..Node::default()
     }
 }
@@ -43,9 +52,18 @@ fn state(step: u64) -> State {
     list.scrollable = true;
     list.bounds.bottom = 2200;
     for i in 0..190 {
-        let desc = if i < 40 { format!("account_{i}") } else { format!("row_{i}") };
+        let desc = if i < 40 {
+            format!("account_{i}")
+        } else {
+            format!("row_{i}")
+        };
         let mut row = leaf("", "", "", 400 + (i as i32 % 30) * 60);
-        row.children = vec![leaf("", &desc, &format!("Item {i}  {}.00", i * 7), row.bounds.top)];
+        row.children = vec![leaf(
+            "",
+            &desc,
+            &format!("Item {i}  {}.00", i * 7),
+            row.bounds.top,
+        )];
         if i % 2 == 0 {
             list.children.push(row);
         } else {
@@ -54,13 +72,19 @@ fn state(step: u64) -> State {
     }
     nodes.push(list);
     let mut root = leaf("", "", "", 0);
-    root.bounds = Bounds { left: 0, top: 0, right: 1080, bottom: 2400 };
+    root.bounds = Bounds {
+        left: 0,
+        top: 0,
+        right: 1080,
+        bottom: 2400,
+    };
     root.children = nodes;
     let count = root.descendants().count();
     assert!((290..=310).contains(&count), "{count} nodes");
 
-    let accounts: Vec<serde_json::Value> =
-        (0..20).map(|i| serde_json::json!({"name": format!("Account {i}"), "balanceCents": i * 1000})).collect();
+    let accounts: Vec<serde_json::Value> = (0..20)
+        .map(|i| serde_json::json!({"name": format!("Account {i}"), "balanceCents": i * 1000}))
+        .collect();
     let ledger: Vec<serde_json::Value> = (0..60)
         .map(|i| serde_json::json!({"account": format!("Account {}", i % 20), "amountCents": i * 25 - 300}))
         .collect();
@@ -72,7 +96,10 @@ fn state(step: u64) -> State {
     State {
         step,
         time: step * 700,
-        screen: ScreenSize { width: 1080, height: 2400 },
+        screen: ScreenSize {
+            width: 1080,
+            height: 2400,
+        },
         hierarchy: root,
         snapshots,
         ..State::default()
@@ -131,12 +158,28 @@ fn main() -> anyhow::Result<()> {
     }
 
     let load_average = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    println!("load average: {}", load_average.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
-    println!("spec step, 300-node hierarchy ({state_json} bytes of state JSON), {} steps:", samples.len());
+    println!(
+        "load average: {}",
+        load_average
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    println!(
+        "spec step, 300-node hierarchy ({state_json} bytes of state JSON), {} steps:",
+        samples.len()
+    );
     println!("  p50 {:?}  p90 {:?}  p99 {:?}", p50, p90, p99);
     println!("first build (provider compile + esbuild + QuickJS): {cold_build:?}");
     println!("instance + load: {load:?}");
-    println!("build (esbuild + QuickJS compile, compiled provider cached): median {:?}", percentile(&mut rebuild, 0.5));
-    println!("load of a .ts spec from the build cache: median {:?}", percentile(&mut warm, 0.5));
+    println!(
+        "build (esbuild + QuickJS compile, compiled provider cached): median {:?}",
+        percentile(&mut rebuild, 0.5)
+    );
+    println!(
+        "load of a .ts spec from the build cache: median {:?}",
+        percentile(&mut warm, 0.5)
+    );
     Ok(())
 }

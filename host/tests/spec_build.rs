@@ -26,41 +26,78 @@ fn build_writes_a_loadable_module() {
     let dir = tempfile::tempdir().unwrap();
     let spec = spec_file(dir.path(), "spec.ts", GOOD);
     let out = dir.path().join("out/spec.wasm");
-    let status = uatu().arg("build").arg(&spec).arg("-o").arg(&out).env("UATU_CACHE_DIR", dir.path().join("cache")).status().unwrap();
+    let status = uatu()
+        .arg("build")
+        .arg(&spec)
+        .arg("-o")
+        .arg(&out)
+        .env("UATU_CACHE_DIR", dir.path().join("cache"))
+        .status()
+        .unwrap();
     assert!(status.success());
     let bytes = std::fs::read(&out).unwrap();
     assert_eq!(&bytes[..4], b"\0asm");
-    assert!(wasmtime::Module::validate(&wasmtime::Engine::default(), &bytes).is_ok(), "a valid Wasm module");
+    assert!(
+        wasmtime::Module::validate(&wasmtime::Engine::default(), &bytes).is_ok(),
+        "a valid Wasm module"
+    );
     let module = SpecModule::load(&out).unwrap();
     let mut instance = SpecInstance::new(&module, SpecLimits::default()).unwrap();
     let description = instance.load(&module, 3).unwrap();
     assert_eq!(description.properties[0].0, "p");
     // No temporary file is left beside the output.
-    let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("out")).unwrap().flatten().map(|e| e.file_name()).collect();
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("out"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
     assert_eq!(leftovers.len(), 1, "{leftovers:?}");
 }
 
 #[test]
 fn syntax_error_fails_build_with_file_line_col() {
     let dir = tempfile::tempdir().unwrap();
-    let spec = spec_file(dir.path(), "broken.ts", "import { always } from \"@uatu/spec\";\n\nexport const properties = { p: always(() => true) ;\n");
+    let spec = spec_file(
+        dir.path(),
+        "broken.ts",
+        "import { always } from \"@uatu/spec\";\n\nexport const properties = { p: always(() => true) ;\n",
+    );
     let out = dir.path().join("broken.wasm");
-    let output = uatu().arg("build").arg(&spec).arg("-o").arg(&out).output().unwrap();
+    let output = uatu()
+        .arg("build")
+        .arg(&spec)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("broken.ts:3:51: Expected \"}\" but found \";\""), "{stderr}");
+    assert!(
+        stderr.contains("broken.ts:3:51: Expected \"}\" but found \";\""),
+        "{stderr}"
+    );
     assert!(!out.exists());
 }
 
 #[test]
 fn importing_a_missing_export_fails_build() {
     let dir = tempfile::tempdir().unwrap();
-    let spec = spec_file(dir.path(), "imports.ts", "import { alwayz } from \"@uatu/spec\";\nexport const properties = { p: alwayz(() => true) };\n");
+    let spec = spec_file(
+        dir.path(),
+        "imports.ts",
+        "import { alwayz } from \"@uatu/spec\";\nexport const properties = { p: alwayz(() => true) };\n",
+    );
     let output = uatu().arg("build").arg(&spec).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("imports.ts:1:10:") && stderr.contains("alwayz"), "{stderr}");
-    assert!(stderr.contains("\"@uatu/spec/index.ts\""), "names the library, not the cache: {stderr}");
+    assert!(
+        stderr.contains("imports.ts:1:10:") && stderr.contains("alwayz"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("\"@uatu/spec/index.ts\""),
+        "names the library, not the cache: {stderr}"
+    );
 }
 
 fn load_error(source: &str) -> String {
@@ -76,8 +113,13 @@ fn load_error(source: &str) -> String {
 
 #[test]
 fn invalid_specs_fail_at_load() {
-    let not_formula = load_error("import { waitOnce } from \"@uatu/spec\";\nexport const properties = { p: 3 };\nexport const actionsRoot = waitOnce;\n");
-    assert!(not_formula.contains("property \"p\" is not a formula"), "{not_formula}");
+    let not_formula = load_error(
+        "import { waitOnce } from \"@uatu/spec\";\nexport const properties = { p: 3 };\nexport const actionsRoot = waitOnce;\n",
+    );
+    assert!(
+        not_formula.contains("property \"p\" is not a formula"),
+        "{not_formula}"
+    );
     assert!(not_formula.contains("loading"), "{not_formula}");
 
     let weight = load_error(
@@ -91,7 +133,9 @@ fn invalid_specs_fail_at_load() {
     );
     assert!(not_generator.contains("is not a generator"), "{not_generator}");
 
-    let root = load_error("import { always } from \"@uatu/spec\";\nexport const properties = { p: always(true) };\nexport const actions = [1, 2];\n");
+    let root = load_error(
+        "import { always } from \"@uatu/spec\";\nexport const properties = { p: always(true) };\nexport const actions = [1, 2];\n",
+    );
     assert!(root.contains("not a generator"), "{root}");
 }
 
@@ -100,13 +144,23 @@ fn module_for_another_abi_or_provider_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let spec = spec_file(dir.path(), "spec.ts", GOOD);
     let module = uatu::spec::build(&spec).unwrap();
-    for (abi, provider) in [(module.abi + 1, module.provider_sha256.clone()), (module.abi, "0".repeat(64))] {
-        let other = SpecModule { abi, provider_sha256: provider, ..module.clone() };
+    for (abi, provider) in [
+        (module.abi + 1, module.provider_sha256.clone()),
+        (module.abi, "0".repeat(64)),
+    ] {
+        let other = SpecModule {
+            abi,
+            provider_sha256: provider,
+            ..module.clone()
+        };
         let path = dir.path().join("other.wasm");
         std::fs::write(&path, other.to_bytes()).unwrap();
         let error = format!("{:#}", SpecModule::load(&path).unwrap_err());
         assert!(error.contains(&format!("built for spec ABI {abi}")), "{error}");
-        assert!(error.contains(&format!("has spec ABI {}", uatu::spec::SPEC_ABI)), "{error}");
+        assert!(
+            error.contains(&format!("has spec ABI {}", uatu::spec::SPEC_ABI)),
+            "{error}"
+        );
         assert!(error.contains("rebuild with: uatu build"), "{error}");
     }
     let path = dir.path().join("garbage.wasm");

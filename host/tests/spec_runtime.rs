@@ -10,7 +10,9 @@ use uatu::spec::{PredicateValue, SpecError, SpecInstance, SpecLimits, SpecModule
 use uatu::state::State;
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/specs").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/specs")
+        .join(name)
 }
 
 /// Writes `source` as a spec file in a fresh directory.
@@ -39,7 +41,12 @@ fn node(id: &str, text: &str, desc: &str, clickable: bool, bounds: (i32, i32, i3
         class_name: "android.widget.TextView".into(),
         clickable,
         enabled: true,
-        bounds: Bounds { left: bounds.0, top: bounds.1, right: bounds.2, bottom: bounds.3 },
+        bounds: Bounds {
+            left: bounds.0,
+            top: bounds.1,
+            right: bounds.2,
+            bottom: bounds.3,
+        },
         ..Node::default()
     }
 }
@@ -60,7 +67,13 @@ fn state(step: u64, counter: i64) -> State {
     ];
     let mut snapshots = serde_json::Map::new();
     snapshots.insert("counter".into(), counter.into());
-    State { step, time: 1000 * step + 17, hierarchy: root, snapshots, ..State::default() }
+    State {
+        step,
+        time: 1000 * step + 17,
+        hierarchy: root,
+        snapshots,
+        ..State::default()
+    }
 }
 
 fn holds(step: &SpecStep, id: usize) -> bool {
@@ -72,10 +85,31 @@ fn every_api_function_and_selector_form() {
     let (_module, mut spec) = start(&fixture("basic.ts"), 42, SpecLimits::default()).unwrap();
     let description = spec.describe().unwrap().clone();
     let names: Vec<&str> = description.properties.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, ["counterPositive", "loginVisible", "nextGrows", "combined", "noUncaughtExceptions", "noLogcatErrors"]);
-    let formula = |name: &str| description.properties.iter().find(|(n, _)| n == name).unwrap().1.clone();
+    assert_eq!(
+        names,
+        [
+            "counterPositive",
+            "loginVisible",
+            "nextGrows",
+            "combined",
+            "noUncaughtExceptions",
+            "noLogcatErrors"
+        ]
+    );
+    let formula = |name: &str| {
+        description
+            .properties
+            .iter()
+            .find(|(n, _)| n == name)
+            .unwrap()
+            .1
+            .clone()
+    };
     let counter_id = formula("counterPositive")["arg"]["id"].as_u64().unwrap() as usize;
-    assert_eq!(formula("counterPositive"), serde_json::json!({"op": "always", "arg": {"op": "pred", "id": counter_id}}));
+    assert_eq!(
+        formula("counterPositive"),
+        serde_json::json!({"op": "always", "arg": {"op": "pred", "id": counter_id}})
+    );
     assert_eq!(formula("loginVisible")["op"], "now");
     assert_eq!(formula("nextGrows")["op"], "next");
     let combined = serde_json::to_string(&formula("combined")).unwrap();
@@ -92,10 +126,21 @@ fn every_api_function_and_selector_form() {
         assert!(combined.contains(part), "{part} missing in {combined}");
     }
     // Predicates point at the spec's source lines.
-    assert!(description.predicates[counter_id].ends_with("basic.ts:19:20"), "{:?}", description.predicates);
+    assert!(
+        description.predicates[counter_id].ends_with("basic.ts:19:20"),
+        "{:?}",
+        description.predicates
+    );
     let next_id = formula("nextGrows")["arg"]["id"].as_u64().unwrap() as usize;
     let login_id = formula("loginVisible")["arg"]["id"].as_u64().unwrap() as usize;
-    assert!(description.extractors.iter().any(|(name, _)| name == "loginButton"), "{:?}", description.extractors);
+    assert!(
+        description
+            .extractors
+            .iter()
+            .any(|(name, _)| name == "loginButton"),
+        "{:?}",
+        description.extractors
+    );
 
     let first = spec.step(&state(0, 3)).unwrap();
     let e = &first.extractors;
@@ -105,7 +150,11 @@ fn every_api_function_and_selector_form() {
     assert_eq!(e["rows"], serde_json::json!(["row_1", "row_2"]));
     assert_eq!(e["loginButton"]["x"], 200);
     assert_eq!(e["loginButton"]["bounds"]["top"], 2200);
-    assert_eq!(e["time"], serde_json::json!([17, 17, 17]), "Date is the step's time");
+    assert_eq!(
+        e["time"],
+        serde_json::json!([17, 17, 17]),
+        "Date is the step's time"
+    );
     assert!(holds(&first, counter_id) && holds(&first, login_id));
 
     // Candidates: nested weighted paths, built-ins, and every action form.
@@ -114,15 +163,35 @@ fn every_api_function_and_selector_form() {
     assert!(paths.contains(&"1:explore/0:taps".to_string()), "{paths:?}");
     assert!(paths.contains(&"1:explore/1:scroll".to_string()), "{paths:?}");
     assert!(paths.contains(&"3:waitOnce".to_string()) && paths.contains(&"4:pressKey".to_string()));
-    let explore = first.candidates.iter().find(|c| c.path_label() == "1:explore/1:scroll").unwrap();
+    let explore = first
+        .candidates
+        .iter()
+        .find(|c| c.path_label() == "1:explore/1:scroll")
+        .unwrap();
     assert_eq!(explore.path[0].weight, 2.0);
     assert_eq!(explore.path[1].weight, 3.0);
-    let taps: Vec<&Action> = first.candidates.iter().filter(|c| c.path_label() == "1:explore/0:taps").map(|c| &c.action).collect();
+    let taps: Vec<&Action> = first
+        .candidates
+        .iter()
+        .filter(|c| c.path_label() == "1:explore/0:taps")
+        .map(|c| &c.action)
+        .collect();
     assert_eq!(taps.len(), 3, "three clickable elements: {taps:?}");
     assert!(first.candidates.iter().any(|c| matches!(&c.action,
         Action::InputText { into: Some(Target::Selector(s)), .. } if s == "id:amount")));
-    assert!(first.candidates.iter().any(|c| matches!(&c.action, Action::Swipe { duration_millis: Some(200), .. })));
-    assert!(first.candidates.iter().any(|c| matches!(&c.action, Action::Wait { duration_millis: 100 })));
+    assert!(first.candidates.iter().any(|c| matches!(
+        &c.action,
+        Action::Swipe {
+            duration_millis: Some(200),
+            ..
+        }
+    )));
+    assert!(
+        first
+            .candidates
+            .iter()
+            .any(|c| matches!(&c.action, Action::Wait { duration_millis: 100 }))
+    );
     assert!(first.generator_errors.is_empty(), "{:?}", first.generator_errors);
 
     // Extractor `previous` is the last step's value.
@@ -145,8 +214,18 @@ fn default_properties_see_exceptions_and_error_logs() {
     let clean = spec.step(&state(0, 0)).unwrap();
     assert!(holds(&clean, id("noUncaughtExceptions")) && holds(&clean, id("noLogcatErrors")));
     let mut bad = state(1, 0);
-    bad.exceptions.push(ExceptionInfo { class: "IllegalStateException".into(), message: "boom".into(), stack: String::new(), time: 5 });
-    bad.logs.push(LogEntry { time: 5, level: LogLevel::Error, tag: "Folio".into(), message: "bad".into() });
+    bad.exceptions.push(ExceptionInfo {
+        class: "IllegalStateException".into(),
+        message: "boom".into(),
+        stack: String::new(),
+        time: 5,
+    });
+    bad.logs.push(LogEntry {
+        time: 5,
+        level: LogLevel::Error,
+        tag: "Folio".into(),
+        message: "bad".into(),
+    });
     let step = spec.step(&bad).unwrap();
     assert!(!holds(&step, id("noUncaughtExceptions")) && !holds(&step, id("noLogcatErrors")));
 }
@@ -155,15 +234,23 @@ fn default_properties_see_exceptions_and_error_logs() {
 fn same_seed_same_samples_and_candidates() {
     let run = |seed: u64| {
         let (_m, mut spec) = start(&fixture("basic.ts"), seed, SpecLimits::default()).unwrap();
-        (0..4).map(|i| {
-            let step = spec.step(&state(i, i as i64)).unwrap();
-            (step.extractors["sampled"].clone(), serde_json::to_string(&step.candidates).unwrap())
-        }).collect::<Vec<_>>()
+        (0..4)
+            .map(|i| {
+                let step = spec.step(&state(i, i as i64)).unwrap();
+                (
+                    step.extractors["sampled"].clone(),
+                    serde_json::to_string(&step.candidates).unwrap(),
+                )
+            })
+            .collect::<Vec<_>>()
     };
     let a = run(7);
     assert_eq!(a, run(7));
     let b = run(8);
-    assert_ne!(a.iter().map(|x| &x.0).collect::<Vec<_>>(), b.iter().map(|x| &x.0).collect::<Vec<_>>());
+    assert_ne!(
+        a.iter().map(|x| &x.0).collect::<Vec<_>>(),
+        b.iter().map(|x| &x.0).collect::<Vec<_>>()
+    );
     // Samples vary between steps.
     assert!(a.windows(2).any(|w| w[0].0 != w[1].0));
 }
@@ -184,15 +271,28 @@ export const actionsRoot = actions(() => {
     );
     let (_m, mut spec) = start(&path, 1, SpecLimits::default()).unwrap();
     let step = spec.step(&state(0, 0)).unwrap();
-    let PredicateValue::Error { error } = &step.predicates[0] else { panic!("{:?}", step.predicates) };
+    let PredicateValue::Error { error } = &step.predicates[0] else {
+        panic!("{:?}", step.predicates)
+    };
     assert_eq!(error.message, "predicate exploded");
     assert!(error.stack.contains("throws.ts:3:"), "{}", error.stack);
-    assert!(error.location.as_deref().unwrap().contains("throws.ts:3:"), "{error:?}");
+    assert!(
+        error.location.as_deref().unwrap().contains("throws.ts:3:"),
+        "{error:?}"
+    );
     assert!(!step.predicates[0].holds());
     assert!(step.predicates[1].holds());
     assert_eq!(step.generator_errors.len(), 1);
     assert_eq!(step.generator_errors[0].message, "TypeError: generator exploded");
-    assert!(step.generator_errors[0].location.as_deref().unwrap().contains("throws.ts:7:"), "{:?}", step.generator_errors);
+    assert!(
+        step.generator_errors[0]
+            .location
+            .as_deref()
+            .unwrap()
+            .contains("throws.ts:7:"),
+        "{:?}",
+        step.generator_errors
+    );
     // The run goes on.
     assert!(spec.step(&state(1, 0)).is_ok());
 }
@@ -207,21 +307,42 @@ export const properties = { p: always(() => x.current === 1) };
 export const actionsRoot = waitOnce;
 "#,
     );
-    let limits = SpecLimits { deadline: Duration::from_millis(300), ..SpecLimits::default() };
+    let limits = SpecLimits {
+        deadline: Duration::from_millis(300),
+        ..SpecLimits::default()
+    };
     let (_m, mut spec) = start(&path, 1, limits).unwrap();
     spec.step(&state(0, 0)).unwrap();
     let error = spec.step(&state(1, 0)).unwrap_err();
     assert!(matches!(error, SpecError::Deadline { .. }), "{error}");
     let message = error.to_string();
-    assert!(message.contains("loop.ts") && message.contains("step 1") && message.contains("deadline"), "{message}");
+    assert!(
+        message.contains("loop.ts") && message.contains("step 1") && message.contains("deadline"),
+        "{message}"
+    );
 }
 
 #[test]
 fn endless_loop_at_load_hits_the_deadline() {
-    let (_dir, path) = spec_file("loadloop.js", "import { waitOnce } from '@uatu/spec';\nwhile (true) {}\nexport const properties = {};\nexport const actions = waitOnce;\n");
-    let limits = SpecLimits { deadline: Duration::from_millis(200), ..SpecLimits::default() };
+    let (_dir, path) = spec_file(
+        "loadloop.js",
+        "import { waitOnce } from '@uatu/spec';\nwhile (true) {}\nexport const properties = {};\nexport const actions = waitOnce;\n",
+    );
+    let limits = SpecLimits {
+        deadline: Duration::from_millis(200),
+        ..SpecLimits::default()
+    };
     let error = start(&path, 1, limits).err().unwrap();
-    assert!(matches!(error, SpecError::Deadline { phase: uatu::spec::Phase::Loading, .. }), "{error}");
+    assert!(
+        matches!(
+            error,
+            SpecError::Deadline {
+                phase: uatu::spec::Phase::Loading,
+                ..
+            }
+        ),
+        "{error}"
+    );
 }
 
 #[test]
@@ -235,7 +356,10 @@ export const properties = { p: always(() => true) };
 export const actionsRoot = waitOnce;
 "#,
     );
-    let limits = SpecLimits { memory: 32 << 20, deadline: Duration::from_secs(20) };
+    let limits = SpecLimits {
+        memory: 32 << 20,
+        deadline: Duration::from_secs(20),
+    };
     let (_m, mut spec) = start(&path, 1, limits).unwrap();
     let error = spec.step(&state(0, 0)).unwrap_err();
     assert!(matches!(error, SpecError::MemoryCap { mib: 32, .. }), "{error}");

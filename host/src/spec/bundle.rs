@@ -8,9 +8,18 @@ use sha2::{Digest, Sha256};
 
 /// The `@uatu/spec` package, as embedded at build time.
 const LIBRARY: &[(&str, &str)] = &[
-    ("package.json", include_str!("../../../packages/spec/package.json")),
-    ("src/index.ts", include_str!("../../../packages/spec/src/index.ts")),
-    ("src/defaults/properties.ts", include_str!("../../../packages/spec/src/defaults/properties.ts")),
+    (
+        "package.json",
+        include_str!("../../../packages/spec/package.json"),
+    ),
+    (
+        "src/index.ts",
+        include_str!("../../../packages/spec/src/index.ts"),
+    ),
+    (
+        "src/defaults/properties.ts",
+        include_str!("../../../packages/spec/src/defaults/properties.ts"),
+    ),
 ];
 
 /// A bundled spec: one script and its source map, with sources named for messages.
@@ -112,7 +121,9 @@ pub fn bundle(spec: &Path, shown: &str) -> Result<Bundle, BundleError> {
         .map_err(|e| BundleError::Io(format!("running {}: {e}", esbuild.display())))?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
-        return Err(BundleError::Syntax(esbuild_errors(&stderr, &spec_dir, &spec, shown)));
+        return Err(BundleError::Syntax(esbuild_errors(
+            &stderr, &spec_dir, &spec, shown,
+        )));
     }
     let read = |path: &Path| {
         std::fs::read_to_string(path).map_err(|e| BundleError::Io(format!("reading {}: {e}", path.display())))
@@ -154,7 +165,13 @@ fn normalise(path: &Path) -> PathBuf {
     out
 }
 
-fn rename_sources(raw: &str, out_dir: &Path, spec: &Path, shown: &str, library: &Path) -> Result<String, String> {
+fn rename_sources(
+    raw: &str,
+    out_dir: &Path,
+    spec: &Path,
+    shown: &str,
+    library: &Path,
+) -> Result<String, String> {
     let mut map: serde_json::Value = serde_json::from_str(raw).map_err(|e| e.to_string())?;
     let out_dir = std::fs::canonicalize(out_dir).unwrap_or_else(|_| out_dir.to_path_buf());
     let library = std::fs::canonicalize(library).unwrap_or_else(|_| library.to_path_buf());
@@ -175,10 +192,15 @@ fn library_names(message: &str) -> String {
     let mut out = String::new();
     let mut rest = message;
     while let Some(start) = rest.find('"') {
-        let Some(len) = rest[start + 1..].find('"') else { break };
+        let Some(len) = rest[start + 1..].find('"') else {
+            break;
+        };
         let quoted = &rest[start + 1..start + 1 + len];
         out.push_str(&rest[..start]);
-        match quoted.find("/uatu-spec-").and_then(|at| quoted[at..].find("/src/").map(|s| at + s + 5)) {
+        match quoted
+            .find("/uatu-spec-")
+            .and_then(|at| quoted[at..].find("/src/").map(|s| at + s + 5))
+        {
             Some(file) => out.push_str(&format!("\"@uatu/spec/{}\"", &quoted[file..])),
             None => out.push_str(&format!("\"{quoted}\"")),
         }

@@ -26,7 +26,10 @@ pub struct SpecLimits {
 
 impl Default for SpecLimits {
     fn default() -> Self {
-        SpecLimits { deadline: Duration::from_secs(2), memory: 256 << 20 }
+        SpecLimits {
+            deadline: Duration::from_secs(2),
+            memory: 256 << 20,
+        }
     }
 }
 
@@ -51,16 +54,33 @@ impl std::fmt::Display for Phase {
 #[derive(Debug, thiserror::Error)]
 pub enum SpecError {
     #[error("spec {spec}: {phase} exceeded the deadline of {deadline:?} (an endless loop?)")]
-    Deadline { spec: String, phase: Phase, deadline: Duration },
+    Deadline {
+        spec: String,
+        phase: Phase,
+        deadline: Duration,
+    },
     #[error("spec {spec}: {phase} exceeded the memory cap of {mib} MiB")]
     MemoryCap { spec: String, phase: Phase, mib: usize },
     /// The spec threw (at load: top-level code, or a property/generator that is invalid).
     #[error("spec {spec}: {phase} failed: {message}{}", if stack.is_empty() { String::new() } else { format!("\n{stack}") })]
-    Thrown { spec: String, phase: Phase, message: String, stack: String },
+    Thrown {
+        spec: String,
+        phase: Phase,
+        message: String,
+        stack: String,
+    },
     #[error("spec {spec}: {phase}: the spec runtime trapped: {message}")]
-    Trap { spec: String, phase: Phase, message: String },
+    Trap {
+        spec: String,
+        phase: Phase,
+        message: String,
+    },
     #[error("spec {spec}: {phase}: {message}")]
-    Protocol { spec: String, phase: Phase, message: String },
+    Protocol {
+        spec: String,
+        phase: Phase,
+        message: String,
+    },
     #[error("spec {spec}: setting up the sandbox: {message}")]
     Setup { spec: String, message: String },
 }
@@ -71,7 +91,12 @@ struct Limiter {
 }
 
 impl ResourceLimiter for Limiter {
-    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         if desired > self.cap {
             self.hit = true;
             return Ok(false);
@@ -79,7 +104,12 @@ impl ResourceLimiter for Limiter {
         Ok(true)
     }
 
-    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         Ok(desired <= 1 << 20)
     }
 }
@@ -242,7 +272,10 @@ impl SpecInstance {
     }
 
     fn sandbox(spec: &str, limits: SpecLimits, source_map: SourceMap) -> Result<SpecInstance, SpecError> {
-        let setup = |message: String| SpecError::Setup { spec: spec.to_string(), message };
+        let setup = |message: String| SpecError::Setup {
+            spec: spec.to_string(),
+            message,
+        };
         let engine = provider::engine().map_err(|e| setup(format!("{e:#}")))?;
         let module = provider::module().map_err(|e| setup(format!("{e:#}")))?;
         // No preopens, arguments, environment or inherited stdio; fixed clocks and
@@ -254,25 +287,38 @@ impl SpecInstance {
             .insecure_random(wasmtime_wasi::random::Deterministic::new(vec![2, 4, 6, 8]))
             .insecure_random_seed(0)
             .build_p1();
-        let host = Host { wasi, limiter: Limiter { cap: limits.memory, hit: false }, hierarchy: Node::default(), answer: Vec::new() };
+        let host = Host {
+            wasi,
+            limiter: Limiter {
+                cap: limits.memory,
+                hit: false,
+            },
+            hierarchy: Node::default(),
+            answer: Vec::new(),
+        };
         let mut store = Store::new(engine, host);
         store.limiter(|host| &mut host.limiter);
         store.set_epoch_deadline(ticks(limits.deadline));
         store.epoch_deadline_trap();
         let mut linker: Linker<Host> = Linker::new(engine);
-        wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |host| &mut host.wasi).map_err(|e| setup(e.to_string()))?;
+        wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |host| &mut host.wasi)
+            .map_err(|e| setup(e.to_string()))?;
         linker
-            .func_wrap("uatu_host", "query", |mut caller: Caller<'_, Host>, kind: u32, ptr: u32, len: u32| -> u32 {
-                let selector = read_memory(&mut caller, ptr, len).unwrap_or_default();
-                let selector = String::from_utf8_lossy(&selector).into_owned();
-                let answer = match QueryKind::from_code(kind) {
-                    Some(kind) => query::answer(&caller.data().hierarchy, kind, &selector),
-                    None => b"[]".to_vec(),
-                };
-                let len = answer.len() as u32;
-                caller.data_mut().answer = answer;
-                len
-            })
+            .func_wrap(
+                "uatu_host",
+                "query",
+                |mut caller: Caller<'_, Host>, kind: u32, ptr: u32, len: u32| -> u32 {
+                    let selector = read_memory(&mut caller, ptr, len).unwrap_or_default();
+                    let selector = String::from_utf8_lossy(&selector).into_owned();
+                    let answer = match QueryKind::from_code(kind) {
+                        Some(kind) => query::answer(&caller.data().hierarchy, kind, &selector),
+                        None => b"[]".to_vec(),
+                    };
+                    let len = answer.len() as u32;
+                    caller.data_mut().answer = answer;
+                    len
+                },
+            )
             .map_err(|e| setup(e.to_string()))?;
         linker
             .func_wrap("uatu_host", "take", |mut caller: Caller<'_, Host>, dst: u32| {
@@ -282,13 +328,25 @@ impl SpecInstance {
                 }
             })
             .map_err(|e| setup(e.to_string()))?;
-        let instance = linker.instantiate(&mut store, module).map_err(|e| setup(e.to_string()))?;
-        let memory = instance.get_memory(&mut store, "memory").ok_or_else(|| setup("the provider has no memory".into()))?;
+        let instance = linker
+            .instantiate(&mut store, module)
+            .map_err(|e| setup(e.to_string()))?;
+        let memory = instance
+            .get_memory(&mut store, "memory")
+            .ok_or_else(|| setup("the provider has no memory".into()))?;
         let func = |name: &str| setup(format!("the provider lacks `{name}`"));
-        let input = instance.get_typed_func(&mut store, "uatu_input").map_err(|_| func("uatu_input"))?;
-        let compile = instance.get_typed_func(&mut store, "uatu_compile").map_err(|_| func("uatu_compile"))?;
-        let load = instance.get_typed_func(&mut store, "uatu_load").map_err(|_| func("uatu_load"))?;
-        let step = instance.get_typed_func(&mut store, "uatu_step").map_err(|_| func("uatu_step"))?;
+        let input = instance
+            .get_typed_func(&mut store, "uatu_input")
+            .map_err(|_| func("uatu_input"))?;
+        let compile = instance
+            .get_typed_func(&mut store, "uatu_compile")
+            .map_err(|_| func("uatu_compile"))?;
+        let load = instance
+            .get_typed_func(&mut store, "uatu_load")
+            .map_err(|_| func("uatu_load"))?;
+        let step = instance
+            .get_typed_func(&mut store, "uatu_step")
+            .map_err(|_| func("uatu_step"))?;
         Ok(SpecInstance {
             spec: spec.to_string(),
             store,
@@ -310,7 +368,9 @@ impl SpecInstance {
         let map = SourceMap::parse(source_map).unwrap_or_default();
         let mut instance = SpecInstance::sandbox(spec, SpecLimits::default(), map)?;
         let compile = instance.compile.clone();
-        let (status, output) = instance.call(Phase::Compiling, script.as_bytes(), |store, len| compile.call(store, len))?;
+        let (status, output) = instance.call(Phase::Compiling, script.as_bytes(), |store, len| {
+            compile.call(store, len)
+        })?;
         match status {
             STATUS_OK => Ok(output),
             STATUS_JS_ERROR => Err(instance.thrown(Phase::Compiling, &output)),
@@ -322,7 +382,9 @@ impl SpecInstance {
     pub fn load(&mut self, module: &SpecModule, seed: u64) -> Result<&SpecDescription, SpecError> {
         let (hi, lo) = ((seed >> 32) as u32, seed as u32);
         let load = self.load.clone();
-        let (status, output) = self.call(Phase::Loading, &module.bytecode, |store, len| load.call(store, (len, hi, lo)))?;
+        let (status, output) = self.call(Phase::Loading, &module.bytecode, |store, len| {
+            load.call(store, (len, hi, lo))
+        })?;
         if status == STATUS_JS_ERROR {
             return Err(self.thrown(Phase::Loading, &output));
         }
@@ -334,8 +396,12 @@ impl SpecInstance {
         {
             return Err(self.protocol(Phase::Loading, error.clone()));
         }
-        let raw: RawDescription = serde_json::from_slice(&output)
-            .map_err(|e| self.protocol(Phase::Loading, format!("bad description from the spec runtime: {e}")))?;
+        let raw: RawDescription = serde_json::from_slice(&output).map_err(|e| {
+            self.protocol(
+                Phase::Loading,
+                format!("bad description from the spec runtime: {e}"),
+            )
+        })?;
         let description = SpecDescription {
             properties: raw.properties.into_iter().map(|p| (p.name, p.formula)).collect(),
             predicates: raw
@@ -377,7 +443,8 @@ impl SpecInstance {
             exceptions: &state.exceptions,
             last_action: &state.last_action,
         };
-        serde_json::to_writer(&mut buffer, &js_state).map_err(|e| self.protocol(phase.clone(), e.to_string()))?;
+        serde_json::to_writer(&mut buffer, &js_state)
+            .map_err(|e| self.protocol(phase.clone(), e.to_string()))?;
         self.store.data_mut().hierarchy = state.hierarchy.clone();
         let step_fn = self.step.clone();
         let result = self.call(phase.clone(), &buffer, |store, len| step_fn.call(store, len));
@@ -389,8 +456,12 @@ impl SpecInstance {
         if status != STATUS_OK {
             return Err(self.protocol(phase, String::from_utf8_lossy(&output).into_owned()));
         }
-        let raw: RawStep = serde_json::from_slice(&output)
-            .map_err(|e| self.protocol(phase.clone(), format!("bad step result from the spec runtime: {e}")))?;
+        let raw: RawStep = serde_json::from_slice(&output).map_err(|e| {
+            self.protocol(
+                phase.clone(),
+                format!("bad step result from the spec runtime: {e}"),
+            )
+        })?;
         let mut step = SpecStep {
             predicates: raw.predicates,
             extractors: raw.extractors,
@@ -408,7 +479,10 @@ impl SpecInstance {
                 continue;
             };
             match serde_json::from_value::<Action>(raw.action.clone()) {
-                Ok(action) => step.candidates.push(Candidate { path: raw.path, action }),
+                Ok(action) => step.candidates.push(Candidate {
+                    path: raw.path,
+                    action,
+                }),
                 Err(e) => step.generator_errors.push(GeneratorError {
                     path: raw.path,
                     message: format!("invalid action {}: {e}", raw.action),
@@ -439,7 +513,10 @@ impl SpecInstance {
         F: FnOnce(&mut Store<Host>, u32) -> wasmtime::Result<u32>,
     {
         if self.broken {
-            return Err(self.protocol(phase, "the spec instance is unusable after an earlier failure".into()));
+            return Err(self.protocol(
+                phase,
+                "the spec instance is unusable after an earlier failure".into(),
+            ));
         }
         self.store.set_epoch_deadline(ticks(self.limits.deadline));
         let outcome = exchange(&mut self.store, self.memory, &self.input, input, f);
@@ -448,16 +525,32 @@ impl SpecInstance {
             Ok((status, output)) if !memory_hit => Ok((status, output)),
             Ok(_) => {
                 self.broken = true;
-                Err(SpecError::MemoryCap { spec: self.spec.clone(), phase, mib: self.limits.memory >> 20 })
+                Err(SpecError::MemoryCap {
+                    spec: self.spec.clone(),
+                    phase,
+                    mib: self.limits.memory >> 20,
+                })
             }
             Err(error) => {
                 self.broken = true;
                 if matches!(error.downcast_ref::<Trap>(), Some(Trap::Interrupt)) {
-                    Err(SpecError::Deadline { spec: self.spec.clone(), phase, deadline: self.limits.deadline })
+                    Err(SpecError::Deadline {
+                        spec: self.spec.clone(),
+                        phase,
+                        deadline: self.limits.deadline,
+                    })
                 } else if memory_hit {
-                    Err(SpecError::MemoryCap { spec: self.spec.clone(), phase, mib: self.limits.memory >> 20 })
+                    Err(SpecError::MemoryCap {
+                        spec: self.spec.clone(),
+                        phase,
+                        mib: self.limits.memory >> 20,
+                    })
                 } else {
-                    Err(SpecError::Trap { spec: self.spec.clone(), phase, message: format!("{error:#}") })
+                    Err(SpecError::Trap {
+                        spec: self.spec.clone(),
+                        phase,
+                        message: format!("{error:#}"),
+                    })
                 }
             }
         }
@@ -471,21 +564,34 @@ impl SpecInstance {
                     Some(location) => format!("{location}: {}", raw.message),
                     None => raw.message,
                 };
-                SpecError::Thrown { spec: self.spec.clone(), phase, message, stack }
+                SpecError::Thrown {
+                    spec: self.spec.clone(),
+                    phase,
+                    message,
+                    stack,
+                }
             }
             Err(_) => self.protocol(phase, String::from_utf8_lossy(output).into_owned()),
         }
     }
 
     fn protocol(&self, phase: Phase, message: String) -> SpecError {
-        SpecError::Protocol { spec: self.spec.clone(), phase, message }
+        SpecError::Protocol {
+            spec: self.spec.clone(),
+            phase,
+            message,
+        }
     }
 
     /// Where spec code was written: the first frame in the user's files, else
     /// (for the library's own properties) the first frame in `@uatu/spec`.
     fn user_location(&self, stack: &str) -> Option<String> {
         let mapped = self.source_map.map_text(stack, super::SCRIPT_NAME);
-        user_frame(&mapped).or_else(|| frames(&mapped).into_iter().find(|f| !f.starts_with("@uatu/spec/index.ts")))
+        user_frame(&mapped).or_else(|| {
+            frames(&mapped)
+                .into_iter()
+                .find(|f| !f.starts_with("@uatu/spec/index.ts"))
+        })
     }
 }
 
@@ -506,7 +612,8 @@ where
     let area = f(store, len)?;
     let mut words = [0u8; 12];
     memory.read(&*store, area as usize, &mut words)?;
-    let word = |i: usize| u32::from_le_bytes([words[i * 4], words[i * 4 + 1], words[i * 4 + 2], words[i * 4 + 3]]);
+    let word =
+        |i: usize| u32::from_le_bytes([words[i * 4], words[i * 4 + 1], words[i * 4 + 2], words[i * 4 + 3]]);
     let mut output = vec![0u8; word(2) as usize];
     memory.read(&*store, word(1) as usize, &mut output)?;
     Ok((word(0), output))
@@ -514,20 +621,28 @@ where
 
 /// The first `file:line:col` of a mapped stack that is the user's code, not `@uatu/spec`.
 fn user_frame(stack: &str) -> Option<String> {
-    frames(stack).into_iter().find(|frame| !frame.starts_with("@uatu/spec"))
+    frames(stack)
+        .into_iter()
+        .find(|frame| !frame.starts_with("@uatu/spec"))
 }
 
 /// Every `file:line:col` of a stack, innermost first.
 fn frames(stack: &str) -> Vec<String> {
-    stack.lines().filter_map(|line| {
-        let line = line.trim();
-        let inner = line.rsplit_once('(').map(|(_, r)| r.trim_end_matches(')')).unwrap_or(line);
-        let inner = inner.strip_prefix("at ").unwrap_or(inner).trim();
-        let mut parts = inner.rsplitn(3, ':');
-        let (col, row, file) = (parts.next()?, parts.next()?, parts.next()?);
-        (col.parse::<u32>().is_ok() && row.parse::<u32>().is_ok() && !file.is_empty()).then(|| inner.to_string())
-    })
-    .collect()
+    stack
+        .lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            let inner = line
+                .rsplit_once('(')
+                .map(|(_, r)| r.trim_end_matches(')'))
+                .unwrap_or(line);
+            let inner = inner.strip_prefix("at ").unwrap_or(inner).trim();
+            let mut parts = inner.rsplitn(3, ':');
+            let (col, row, file) = (parts.next()?, parts.next()?, parts.next()?);
+            (col.parse::<u32>().is_ok() && row.parse::<u32>().is_ok() && !file.is_empty())
+                .then(|| inner.to_string())
+        })
+        .collect()
 }
 
 fn read_memory(caller: &mut Caller<'_, Host>, ptr: u32, len: u32) -> Option<Vec<u8>> {

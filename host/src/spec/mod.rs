@@ -62,7 +62,10 @@ impl SpecModule {
             return SpecModule::read(path);
         }
         let source = std::fs::read(path).with_context(|| format!("reading spec {}", path.display()))?;
-        let cache_path = provider::cache_dir().map(|dir| dir.join("specs").join(format!("{}.wasm", cache_key(path, &source))));
+        let cache_path = provider::cache_dir().map(|dir| {
+            dir.join("specs")
+                .join(format!("{}.wasm", cache_key(path, &source)))
+        });
         if let Some(cached) = &cache_path
             && let Ok(bytes) = std::fs::read(cached)
             && let Ok(module) = SpecModule::from_bytes(&bytes, &cached.display().to_string())
@@ -90,7 +93,11 @@ fn cache_key(path: &Path, source: &[u8]) -> String {
     hasher.update(path.display().to_string().as_bytes());
     hasher.update(source);
     if let Some(dir) = path.parent() {
-        let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
         let mut files = Vec::new();
         collect_sources(dir, 0, &mut files);
         files.sort();
@@ -105,7 +112,9 @@ fn cache_key(path: &Path, source: &[u8]) -> String {
 }
 
 fn collect_sources(dir: &Path, depth: usize, out: &mut Vec<std::path::PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         let name = entry.file_name();
@@ -114,7 +123,10 @@ fn collect_sources(dir: &Path, depth: usize, out: &mut Vec<std::path::PathBuf>) 
         }
         if path.is_dir() && depth < 4 {
             collect_sources(&path, depth + 1, out);
-        } else if path.extension().is_some_and(|e| matches!(e.to_str(), Some("ts" | "js" | "mjs" | "mts" | "json"))) {
+        } else if path
+            .extension()
+            .is_some_and(|e| matches!(e.to_str(), Some("ts" | "js" | "mjs" | "mts" | "json")))
+        {
             out.push(path);
         }
     }
@@ -122,7 +134,10 @@ fn collect_sources(dir: &Path, depth: usize, out: &mut Vec<std::path::PathBuf>) 
 
 /// `uatu build spec.ts -o spec.wasm`.
 pub fn build_command(args: BuildArgs) -> anyhow::Result<Status> {
-    let output = args.output.clone().unwrap_or_else(|| args.spec.with_extension("wasm"));
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| args.spec.with_extension("wasm"));
     let module = match build(&args.spec) {
         Ok(module) => module,
         Err(BuildError::Bundle(BundleError::Syntax(message))) => {
@@ -133,7 +148,12 @@ pub fn build_command(args: BuildArgs) -> anyhow::Result<Status> {
     write_atomically(&output, &module.to_bytes())
         .with_context(|| format!("writing {}", output.display()))
         .map_err(crate::exit::usage)?;
-    eprintln!("built {} → {} ({} bytes of bytecode)", args.spec.display(), output.display(), module.bytecode.len());
+    eprintln!(
+        "built {} → {} ({} bytes of bytecode)",
+        args.spec.display(),
+        output.display(),
+        module.bytecode.len()
+    );
     Ok(Status::Ok)
 }
 

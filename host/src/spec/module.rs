@@ -37,7 +37,13 @@ pub enum ModuleError {
         "{path}: built for spec ABI {built_abi} with provider {built_provider}, but this uatu ({version}) has spec ABI \
          {SPEC_ABI} with provider {ours}; rebuild with: uatu build <spec>"
     )]
-    Incompatible { path: String, built_abi: u32, built_provider: String, ours: String, version: &'static str },
+    Incompatible {
+        path: String,
+        built_abi: u32,
+        built_provider: String,
+        ours: String,
+        version: &'static str,
+    },
 }
 
 impl SpecModule {
@@ -63,7 +69,10 @@ impl SpecModule {
 
     /// Parses a module file without checking compatibility.
     pub fn from_bytes(bytes: &[u8], path: &str) -> Result<SpecModule, ModuleError> {
-        let malformed = |reason: &str| ModuleError::Malformed { path: path.to_string(), reason: reason.to_string() };
+        let malformed = |reason: &str| ModuleError::Malformed {
+            path: path.to_string(),
+            reason: reason.to_string(),
+        };
         if bytes.get(..8) != Some(MAGIC.as_slice()) {
             return Err(malformed("no WebAssembly header"));
         }
@@ -73,26 +82,41 @@ impl SpecModule {
             let id = bytes[at];
             at += 1;
             let size = read_leb128(bytes, &mut at).ok_or_else(|| malformed("truncated section"))? as usize;
-            let end = at.checked_add(size).filter(|end| *end <= bytes.len()).ok_or_else(|| malformed("truncated section"))?;
+            let end = at
+                .checked_add(size)
+                .filter(|end| *end <= bytes.len())
+                .ok_or_else(|| malformed("truncated section"))?;
             if id == 0 {
                 let mut name_at = at;
-                let name_len = read_leb128(bytes, &mut name_at).ok_or_else(|| malformed("bad section name"))? as usize;
-                let name_end = name_at.checked_add(name_len).filter(|e| *e <= end).ok_or_else(|| malformed("bad section name"))?;
+                let name_len =
+                    read_leb128(bytes, &mut name_at).ok_or_else(|| malformed("bad section name"))? as usize;
+                let name_end = name_at
+                    .checked_add(name_len)
+                    .filter(|e| *e <= end)
+                    .ok_or_else(|| malformed("bad section name"))?;
                 let name = String::from_utf8_lossy(&bytes[name_at..name_end]).into_owned();
                 sections.insert(name, &bytes[name_end..end]);
             }
             at = end;
         }
         let text = |name: &str| -> Result<String, ModuleError> {
-            let payload = sections.get(name).ok_or_else(|| malformed(&format!("no `{name}` section")))?;
+            let payload = sections
+                .get(name)
+                .ok_or_else(|| malformed(&format!("no `{name}` section")))?;
             String::from_utf8(payload.to_vec()).map_err(|_| malformed(&format!("`{name}` is not UTF-8")))
         };
-        let abi = text(SECTION_ABI)?.trim().parse().map_err(|_| malformed("bad spec ABI version"))?;
+        let abi = text(SECTION_ABI)?
+            .trim()
+            .parse()
+            .map_err(|_| malformed("bad spec ABI version"))?;
         Ok(SpecModule {
             abi,
             provider_sha256: text(SECTION_PROVIDER)?,
             source: text(SECTION_SOURCE).unwrap_or_else(|_| path.to_string()),
-            bytecode: sections.get(SECTION_BYTECODE).map(|b| b.to_vec()).ok_or_else(|| malformed("no bytecode"))?,
+            bytecode: sections
+                .get(SECTION_BYTECODE)
+                .map(|b| b.to_vec())
+                .ok_or_else(|| malformed("no bytecode"))?,
             source_map: text(SECTION_SOURCE_MAP).unwrap_or_else(|_| "{}".to_string()),
         })
     }
@@ -156,9 +180,15 @@ fn read_leb128(bytes: &[u8], at: &mut usize) -> Option<u64> {
 
 /// Writes `bytes` to `path` atomically: a temporary file beside it, then a rename.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let temp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     std::fs::write(&temp, bytes)?;
     std::fs::rename(&temp, path).inspect_err(|_| {

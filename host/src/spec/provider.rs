@@ -53,13 +53,18 @@ pub fn cache_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
         return Some(PathBuf::from(dir).join("uatu"));
     }
-    std::env::var_os("HOME").filter(|d| !d.is_empty()).map(|home| PathBuf::from(home).join(".cache").join("uatu"))
+    std::env::var_os("HOME")
+        .filter(|d| !d.is_empty())
+        .map(|home| PathBuf::from(home).join(".cache").join("uatu"))
 }
 
 /// The provider compiled for this engine: from memory, the on-disk cache, or Cranelift.
 pub fn module() -> anyhow::Result<&'static Module> {
     static MODULE: OnceLock<Result<Module, String>> = OnceLock::new();
-    MODULE.get_or_init(|| load_module().map_err(|e| format!("{e:#}"))).as_ref().map_err(|e| anyhow::anyhow!("{e}"))
+    MODULE
+        .get_or_init(|| load_module().map_err(|e| format!("{e:#}")))
+        .as_ref()
+        .map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 fn load_module() -> anyhow::Result<Module> {

@@ -56,7 +56,10 @@ impl<'a> Selector<'a> {
         match self {
             Selector::Id(id) => {
                 node.id == *id
-                    || node.id.strip_suffix(id).is_some_and(|head| head.ends_with(":id/") && !id.is_empty())
+                    || node
+                        .id
+                        .strip_suffix(id)
+                        .is_some_and(|head| head.ends_with(":id/") && !id.is_empty())
             }
             Selector::Text(text) => node.text == *text,
             Selector::Desc(desc) => node.desc == *desc,
@@ -114,13 +117,21 @@ pub fn answer(root: &Node, kind: QueryKind, selector: &str) -> Vec<u8> {
             None => Vec::new(),
             Some(selector) => {
                 let all = nodes.filter(|n| selector.matches(n)).map(Element::of);
-                if kind == QueryKind::Find { all.take(1).collect() } else { all.collect() }
+                if kind == QueryKind::Find {
+                    all.take(1).collect()
+                } else {
+                    all.collect()
+                }
             }
         },
-        QueryKind::Clickable => {
-            nodes.filter(|n| n.clickable && n.enabled && !n.bounds.is_empty()).map(Element::of).collect()
-        }
-        QueryKind::Scrollable => nodes.filter(|n| n.scrollable && !n.bounds.is_empty()).map(Element::of).collect(),
+        QueryKind::Clickable => nodes
+            .filter(|n| n.clickable && n.enabled && !n.bounds.is_empty())
+            .map(Element::of)
+            .collect(),
+        QueryKind::Scrollable => nodes
+            .filter(|n| n.scrollable && !n.bounds.is_empty())
+            .map(Element::of)
+            .collect(),
     };
     serde_json::to_vec(&matched).unwrap_or_else(|_| b"[]".to_vec())
 }
@@ -130,7 +141,11 @@ mod tests {
     use super::*;
 
     fn node(id: &str, desc: &str) -> Node {
-        Node { id: id.into(), desc: desc.into(), ..Node::default() }
+        Node {
+            id: id.into(),
+            desc: desc.into(),
+            ..Node::default()
+        }
     }
 
     #[test]
@@ -144,7 +159,11 @@ mod tests {
 
     #[test]
     fn desc_prefix_and_unknown_kinds() {
-        assert!(Selector::parse("descPrefix:row_").unwrap().matches(&node("", "row_3")));
+        assert!(
+            Selector::parse("descPrefix:row_")
+                .unwrap()
+                .matches(&node("", "row_3"))
+        );
         assert_eq!(Selector::parse("class:Button"), None);
     }
 }

@@ -57,7 +57,10 @@ impl SourceMap {
             }
             lines.push(segments);
         }
-        Ok(SourceMap { sources: raw.sources, lines })
+        Ok(SourceMap {
+            sources: raw.sources,
+            lines,
+        })
     }
 
     /// The names of the original sources, as stored.
@@ -126,7 +129,12 @@ fn decode_vlq(field: &str) -> Result<Vec<i64>, SourceMapError> {
             b'0'..=b'9' => byte - b'0' + 52,
             b'+' => 62,
             b'/' => 63,
-            _ => return Err(SourceMapError(format!("bad character {:?} in mappings", byte as char))),
+            _ => {
+                return Err(SourceMapError(format!(
+                    "bad character {:?} in mappings",
+                    byte as char
+                )));
+            }
         } as i64;
         if shift > 60 {
             return Err(SourceMapError("VLQ value too large".into()));
@@ -161,6 +169,9 @@ mod tests {
         // line 1: col 0 -> a.ts 1:0; line 2: col 2 -> a.ts 3:4
         let map = SourceMap::parse(r#"{"sources":["a.ts"],"mappings":"AAAA;EAEI"}"#).unwrap();
         assert_eq!(map.lookup(2, 3), Some(("a.ts", 3, 5)));
-        assert_eq!(map.map_text("at f (spec.js:2:3)\n", "spec.js"), "at f (a.ts:3:5)\n");
+        assert_eq!(
+            map.map_text("at f (spec.js:2:3)\n", "spec.js"),
+            "at f (a.ts:3:5)\n"
+        );
     }
 }
