@@ -473,19 +473,27 @@ impl SpecInstance {
             #[derive(Deserialize)]
             struct RawCandidate {
                 path: Vec<PathStep>,
-                action: serde_json::Value,
+                #[serde(default)]
+                action: Option<serde_json::Value>,
+                #[serde(default)]
+                expand: Option<String>,
             }
             let Ok(raw) = serde_json::from_value::<RawCandidate>(candidate) else {
                 continue;
             };
-            match serde_json::from_value::<Action>(raw.action.clone()) {
+            if let Some(kind) = raw.expand {
+                query::expand(&state.hierarchy, &kind, &raw.path, &mut step.candidates);
+                continue;
+            }
+            let action = raw.action.unwrap_or_default();
+            match serde_json::from_value::<Action>(action.clone()) {
                 Ok(action) => step.candidates.push(Candidate {
                     path: raw.path,
                     action,
                 }),
                 Err(e) => step.generator_errors.push(GeneratorError {
                     path: raw.path,
-                    message: format!("invalid action {}: {e}", raw.action),
+                    message: format!("invalid action {action}: {e}"),
                     stack: String::new(),
                     location: None,
                 }),

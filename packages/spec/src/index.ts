@@ -203,7 +203,7 @@ export abstract class Generator {
 }
 
 interface PathStep { index: number; weight: number; label?: string }
-interface Output { candidates: { path: PathStep[]; action: Action }[]; generatorErrors: { path: PathStep[]; message: string; stack: string }[] }
+interface Output { candidates: ({ path: PathStep[]; action: Action } | { path: PathStep[]; expand: string })[]; generatorErrors: { path: PathStep[]; message: string; stack: string }[] }
 
 class ActionsGenerator extends Generator {
   constructor(private readonly fn: (state: State) => Action | Action[] | null | undefined, label?: string) { super(); this.label = label; }
@@ -266,19 +266,19 @@ export function from<T>(items: readonly T[]): Sampler<T> {
   return new Sampler(items.slice());
 }
 
+/** A built-in leaf that the host expands from the accessibility tree (no JS work per element). */
+class HostGenerator extends Generator {
+  constructor(private readonly kind: "taps" | "swipes") { super(); this.label = kind; }
+  collect(_state: State, path: PathStep[], out: Output): void {
+    out.candidates.push({ path, expand: this.kind });
+  }
+}
+
 /** Tap any clickable, enabled element. */
-export const taps: Generator = actions((state) => query(2, "").map((e) => Tap({ on: e })), "taps");
+export const taps: Generator = new HostGenerator("taps");
 
 /** Swipe up or down across any scrollable element. */
-export const swipes: Generator = actions((state) => {
-  const out: Action[] = [];
-  for (const e of query(3, "")) {
-    const x = e.x, h = e.bounds.bottom - e.bounds.top;
-    const top = { x, y: Math.round(e.bounds.top + h * 0.25) }, bottom = { x, y: Math.round(e.bounds.top + h * 0.75) };
-    out.push(Swipe({ from: bottom, to: top, durationMillis: 300 }), Swipe({ from: top, to: bottom, durationMillis: 300 }));
-  }
-  return out;
-}, "swipes");
+export const swipes: Generator = new HostGenerator("swipes");
 
 /** Wait half a second (once per step). */
 export const waitOnce: Generator = actions(() => [Wait({ durationMillis: 500 })], "waitOnce");
