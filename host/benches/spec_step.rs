@@ -57,7 +57,7 @@ fn state(step: u64) -> State {
         } else {
             format!("row_{i}")
         };
-        let mut row = leaf("", "", "", 400 + (i as i32 % 30) * 60);
+        let mut row = leaf("", "", "", 400 + (i % 30) * 60);
         row.children = vec![leaf(
             "",
             &desc,
