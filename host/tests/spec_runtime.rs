@@ -420,3 +420,47 @@ export const actions = waitOnce;
         }
     }
 }
+
+#[test]
+fn folio_example_spec_loads_and_offers_login_first() {
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/folio/spec.ts");
+    let (_m, mut instance) = start(&spec, 5, SpecLimits::default()).unwrap();
+    let description = instance.describe().unwrap().clone();
+    assert_eq!(description.properties.len(), 10);
+    let mut login = state(0, 0);
+    login.snapshots.insert("route".into(), "login".into());
+    login.snapshots.insert(
+        "accounts".into(),
+        serde_json::json!([{"id": "a1", "name": "Checking", "balance_cents": 245401, "txn_count": 2}]),
+    );
+    login.snapshots.insert("total_balance".into(), 245401.into());
+    let step = instance.step(&login).unwrap();
+    assert!(step.generator_errors.is_empty(), "{:?}", step.generator_errors);
+    // Every invariant (`always(pred)`) holds on a consistent state.
+    let invariants: Vec<usize> = description
+        .properties
+        .iter()
+        .filter(|(_, f)| f["op"] == "always" && f["arg"]["op"] == "pred")
+        .map(|(_, f)| f["arg"]["id"].as_u64().unwrap() as usize)
+        .collect();
+    assert_eq!(invariants.len(), 8, "{:?}", description.properties);
+    assert!(
+        invariants.iter().all(|id| step.predicates[*id].holds()),
+        "{:?}",
+        step.predicates
+    );
+    assert!(
+        step.candidates.iter().any(|c| c.path_label() == "1:login"),
+        "{:?}",
+        step.candidates
+    );
+    // A fractional cent breaks the integer-cents property.
+    let mut bad = login.clone();
+    bad.step = 1;
+    bad.snapshots.insert(
+        "accounts".into(),
+        serde_json::json!([{"id": "a1", "name": "Checking", "balance_cents": 100.5, "txn_count": 1}]),
+    );
+    let step = instance.step(&bad).unwrap();
+    assert!(invariants.iter().any(|id| !step.predicates[*id].holds()));
+}
