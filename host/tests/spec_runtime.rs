@@ -302,7 +302,7 @@ fn endless_loop_hits_the_deadline() {
     let (_dir, path) = spec_file(
         "loop.ts",
         r#"import { always, extract, waitOnce } from "@uatu/spec";
-const x = extract((s) => { if (s.step === 1) { for (;;) {} } return 1; });
+export const x = extract((s) => { if (s.step === 1) { for (;;) {} } return 1; });
 export const properties = { p: always(() => x.current === 1) };
 export const actionsRoot = waitOnce;
 "#,
@@ -316,6 +316,10 @@ export const actionsRoot = waitOnce;
     let error = spec.step(&state(1, 0)).unwrap_err();
     assert!(matches!(error, SpecError::Deadline { .. }), "{error}");
     let message = error.to_string();
+    assert!(
+        message.contains("in extractor x (") && message.contains("loop.ts:2:"),
+        "names the extractor: {message}"
+    );
     assert!(
         message.contains("loop.ts") && message.contains("step 1") && message.contains("deadline"),
         "{message}"

@@ -40,6 +40,9 @@ static mut RUNTIME: OnceCell<Runtime> = OnceCell::new();
 static mut INPUT: Vec<u8> = Vec::new();
 static mut OUTPUT: Vec<u8> = Vec::new();
 static mut RETURN_AREA: [u32; 3] = [0; 3];
+/// What the spec runtime is running (set by `__uatuDoing`), so that the host can
+/// say which extractor, predicate or generator overran after a trap.
+static mut DOING: i32 = 0;
 
 const STATUS_OK: u32 = 0;
 const STATUS_JS_ERROR: u32 = 1;
@@ -77,6 +80,8 @@ fn install_host_functions(ctx: Ctx<'_>) -> quickjs::Result<()> {
         String::from_utf8(answer).unwrap_or_else(|_| "[]".to_string())
     })?;
     ctx.globals().set("__uatuQuery", query_fn)?;
+    let doing_fn = Function::new(ctx.clone(), |code: i32| unsafe { DOING = code })?;
+    ctx.globals().set("__uatuDoing", doing_fn)?;
     Ok(())
 }
 
@@ -169,6 +174,12 @@ where
     });
     // Promise jobs are not part of the spec model; drop any a spec scheduled.
     finish(status, output)
+}
+
+/// The last code passed to `__uatuDoing` (see the spec runtime's `step`).
+#[unsafe(export_name = "uatu_doing")]
+pub extern "C" fn uatu_doing() -> i32 {
+    unsafe { DOING }
 }
 
 /// Makes room for `len` input bytes and returns where the host must write them.

@@ -208,6 +208,7 @@ interface Output { candidates: ({ path: PathStep[]; action: Action } | { path: P
 class ActionsGenerator extends Generator {
   constructor(private readonly fn: (state: State) => Action | Action[] | null | undefined, label?: string) { super(); this.label = label; }
   collect(state: State, path: PathStep[], out: Output): void {
+    doing(3_000_000 + leafCounter++);
     try {
       const result = this.fn(state);
       const list = result == null ? [] : Array.isArray(result) ? result : [result];
@@ -289,6 +290,11 @@ export const pressKey: Generator = actions(() => [PressKey({ key: "back" })], "p
 // ---------------------------------------------------------------- runtime (called by the provider)
 
 declare const __uatuQuery: (kind: number, selector: string) => string;
+// Tells the host what runs now (1_000_000 × kind + index; kinds: 1 extractor,
+// 2 predicate, 3 generator leaf), so an overrun can be reported precisely.
+declare const __uatuDoing: (code: number) => void;
+const doing = typeof __uatuDoing === "function" ? __uatuDoing : (_code: number) => {};
+let leafCounter = 0;
 
 let stepCache = new Map<string, Element[]>();
 function query(kind: number, selector: string): Element[] {
@@ -407,6 +413,7 @@ function step(stateJson: string): string {
   const extracted: Record<string, unknown> = {};
   const extractorErrors: { name: string; message: string; stack: string }[] = [];
   extractors.forEach((e, i) => {
+    doing(1_000_000 + i);
     e.cell.previous = e.cell.current;
     try {
       e.cell.current = e.fn(state);
@@ -416,7 +423,8 @@ function step(stateJson: string): string {
     }
     extracted[names[i] ?? `extractor${i}`] = e.cell.current === undefined ? null : e.cell.current;
   });
-  const values = predicates.map((p) => {
+  const values = predicates.map((p, i) => {
+    doing(2_000_000 + i);
     try {
       return p.fn(state) ? true : false;
     } catch (error) {
@@ -424,7 +432,9 @@ function step(stateJson: string): string {
     }
   });
   const out: Output = { candidates: [], generatorErrors: [] };
+  leafCounter = 0;
   root?.gen.collect(state, [], out);
+  doing(0);
   return JSON.stringify({ predicates: values, extractors: extracted, extractorErrors, candidates: out.candidates, generatorErrors: out.generatorErrors });
 }
 
