@@ -383,6 +383,7 @@ const probe = extract(() => ({
   javy: typeof Javy,
   fetch: typeof fetch,
   performance: typeof performance,
+  console: (() => { if (typeof console !== "undefined") { console.log("hello"); console.error("err"); } return "survived"; })(),
   now: Date.now(),
   date: new Date().toISOString(),
 }), "probe");
@@ -396,6 +397,7 @@ export const actions = waitOnce;
     let step = spec.step(&s).unwrap();
     let probe = &step.extractors["probe"];
     assert_eq!(probe["require"], "refused");
+    assert_eq!(probe["console"], "survived");
     for global in ["process", "std", "os", "javy", "fetch", "performance"] {
         assert_eq!(probe[global], "undefined", "{global} is reachable: {probe}");
     }
