@@ -470,3 +470,16 @@ fn folio_example_spec_loads_and_offers_login_first() {
     let step = instance.step(&bad).unwrap();
     assert!(invariants.iter().any(|id| !step.predicates[*id].holds()));
 }
+
+#[test]
+fn instances_can_move_between_threads() {
+    fn assert_send<T: Send>() {}
+    assert_send::<SpecInstance>();
+    assert_send::<SpecModule>();
+    let (_m, mut spec) = start(&fixture("basic.ts"), 42, SpecLimits::default()).unwrap();
+    let step = std::thread::spawn(move || spec.step(&state(0, 1)).map(|s| s.candidates.len()))
+        .join()
+        .unwrap()
+        .unwrap();
+    assert!(step > 0);
+}
