@@ -57,7 +57,7 @@ fn state(step: u64) -> State {
         } else {
             format!("row_{i}")
         };
-        let mut row = leaf("", "", "", 400 + (i as i32 % 30) * 60);
+        let mut row = leaf("", "", "", 400 + (i % 30) * 60);
         row.children = vec![leaf(
             "",
             &desc,
@@ -93,6 +93,20 @@ fn state(step: u64) -> State {
     snapshots.insert("accounts".into(), accounts.into());
     snapshots.insert("ledger".into(), ledger.into());
     snapshots.insert("totalCents".into(), (0..20).map(|i| i * 1000).sum::<i64>().into());
+    // The keys the Folio app registers (docs/simulator.md), for examples/folio/spec.ts.
+    let folio_accounts: Vec<serde_json::Value> = (0..20)
+        .map(|i| serde_json::json!({"id": format!("a{i}"), "name": format!("Account {i}"), "balance_cents": i * 1000, "txn_count": 3}))
+        .collect();
+    let folio_rows: Vec<serde_json::Value> = (0..60)
+        .map(|i| serde_json::json!({"id": format!("t{i}"), "account_id": "a3", "amount_cents": 25 * i + 1, "kind": "credit", "note": ""}))
+        .collect();
+    snapshots.insert("logged_in".into(), true.into());
+    snapshots.insert("auth_pending".into(), false.into());
+    snapshots.insert("accounts_folio".into(), folio_accounts.into());
+    snapshots.insert("ledger_rows".into(), folio_rows.into());
+    snapshots.insert("active_account_id".into(), "a3".into());
+    snapshots.insert("form_errors".into(), serde_json::json!({}));
+    snapshots.insert("focused_input".into(), serde_json::Value::Null);
     State {
         step,
         time: step * 700,
@@ -111,6 +125,29 @@ fn percentile(samples: &mut [Duration], p: f64) -> Duration {
     samples[((samples.len() - 1) as f64 * p).round() as usize]
 }
 
+/// p50/p90/p99 of `rounds` passes over `states`, after one warm-up pass.
+fn measure(instance: &mut SpecInstance, states: &[State], rounds: u64) -> anyhow::Result<[Duration; 3]> {
+    for state in states {
+        instance.step(state)?;
+    }
+    let mut samples = Vec::new();
+    for round in 0..rounds {
+        for state in states {
+            let mut state = state.clone();
+            state.step += states.len() as u64 * (round + 1);
+            let started = Instant::now();
+            let step = instance.step(&state)?;
+            samples.push(started.elapsed());
+            assert!(!step.candidates.is_empty());
+        }
+    }
+    Ok([
+        percentile(&mut samples, 0.5),
+        percentile(&mut samples, 0.9),
+        percentile(&mut samples, 0.99),
+    ])
+}
+
 fn main() -> anyhow::Result<()> {
     let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/specs/bench.ts");
     let started = Instant::now();
@@ -124,23 +161,27 @@ fn main() -> anyhow::Result<()> {
 
     let states: Vec<State> = (0..50).map(state).collect();
     let state_json = serde_json::to_vec(&states[0])?.len();
-    for state in &states {
-        instance.step(state)?;
-    }
-    let mut samples = Vec::new();
-    for round in 0..20 {
-        for state in &states {
-            let mut state = state.clone();
-            state.step += 50 * (round + 1);
-            let started = Instant::now();
-            let step = instance.step(&state)?;
-            samples.push(started.elapsed());
-            assert!(!step.candidates.is_empty());
-        }
-    }
-    let p50 = percentile(&mut samples, 0.5);
-    let p90 = percentile(&mut samples, 0.9);
-    let p99 = percentile(&mut samples, 0.99);
+    let [p50, p90, p99] = measure(&mut instance, &states, 20)?;
+
+    // The example Folio spec, on the same tree with Folio's snapshot keys.
+    let folio = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/folio/spec.ts");
+    let folio_module = uatu::spec::build(&folio)?;
+    let mut folio_instance = SpecInstance::new(&folio_module, SpecLimits::default())?;
+    folio_instance.load(&folio_module, 1)?;
+    let folio_states: Vec<State> = states
+        .iter()
+        .map(|s| {
+            let mut s = s.clone();
+            let accounts = s.snapshots.remove("accounts_folio").unwrap_or_default();
+            s.snapshots.insert("accounts".into(), accounts);
+            s.snapshots.insert("route".into(), "ledger".into());
+            s
+        })
+        .collect();
+    let folio_times = measure(&mut folio_instance, &folio_states, 20)?;
+    let started = Instant::now();
+    uatu::spec::build(&folio)?;
+    let folio_build = started.elapsed();
 
     // `uatu build` of the spec with a warm cache: the same path `uatu run --spec bench.ts` takes.
     let mut warm = Vec::new();
@@ -166,11 +207,12 @@ fn main() -> anyhow::Result<()> {
             .collect::<Vec<_>>()
             .join(" ")
     );
-    println!(
-        "spec step, 300-node hierarchy ({state_json} bytes of state JSON), {} steps:",
-        samples.len()
-    );
+    println!("tests/specs/bench.ts step, 300-node hierarchy ({state_json} bytes of state JSON), 1000 steps:");
     println!("  p50 {:?}  p90 {:?}  p99 {:?}", p50, p90, p99);
+    println!(
+        "examples/folio/spec.ts step: p50 {:?}  p90 {:?}  p99 {:?}; build {:?}",
+        folio_times[0], folio_times[1], folio_times[2], folio_build
+    );
     println!("first build (provider compile + esbuild + QuickJS): {cold_build:?}");
     println!("instance + load: {load:?}");
     println!(

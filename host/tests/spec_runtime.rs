@@ -302,7 +302,7 @@ fn endless_loop_hits_the_deadline() {
     let (_dir, path) = spec_file(
         "loop.ts",
         r#"import { always, extract, waitOnce } from "@uatu/spec";
-const x = extract((s) => { if (s.step === 1) { for (;;) {} } return 1; });
+export const x = extract((s) => { if (s.step === 1) { for (;;) {} } return 1; });
 export const properties = { p: always(() => x.current === 1) };
 export const actionsRoot = waitOnce;
 "#,
@@ -316,6 +316,10 @@ export const actionsRoot = waitOnce;
     let error = spec.step(&state(1, 0)).unwrap_err();
     assert!(matches!(error, SpecError::Deadline { .. }), "{error}");
     let message = error.to_string();
+    assert!(
+        message.contains("in extractor x (") && message.contains("loop.ts:2:"),
+        "names the extractor: {message}"
+    );
     assert!(
         message.contains("loop.ts") && message.contains("step 1") && message.contains("deadline"),
         "{message}"
@@ -379,6 +383,7 @@ const probe = extract(() => ({
   javy: typeof Javy,
   fetch: typeof fetch,
   performance: typeof performance,
+  console: (() => { if (typeof console !== "undefined") { console.log("hello"); console.error("err"); } return "survived"; })(),
   now: Date.now(),
   date: new Date().toISOString(),
 }), "probe");
@@ -392,6 +397,7 @@ export const actions = waitOnce;
     let step = spec.step(&s).unwrap();
     let probe = &step.extractors["probe"];
     assert_eq!(probe["require"], "refused");
+    assert_eq!(probe["console"], "survived");
     for global in ["process", "std", "os", "javy", "fetch", "performance"] {
         assert_eq!(probe[global], "undefined", "{global} is reachable: {probe}");
     }
@@ -419,4 +425,61 @@ export const actions = waitOnce;
             assert_ne!(step.extractors["probe"], "read");
         }
     }
+}
+
+#[test]
+fn folio_example_spec_loads_and_offers_login_first() {
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/folio/spec.ts");
+    let (_m, mut instance) = start(&spec, 5, SpecLimits::default()).unwrap();
+    let description = instance.describe().unwrap().clone();
+    assert_eq!(description.properties.len(), 10);
+    let mut login = state(0, 0);
+    login.snapshots.insert("route".into(), "login".into());
+    login.snapshots.insert(
+        "accounts".into(),
+        serde_json::json!([{"id": "a1", "name": "Checking", "balance_cents": 245401, "txn_count": 2}]),
+    );
+    login.snapshots.insert("total_balance".into(), 245401.into());
+    let step = instance.step(&login).unwrap();
+    assert!(step.generator_errors.is_empty(), "{:?}", step.generator_errors);
+    // Every invariant (`always(pred)`) holds on a consistent state.
+    let invariants: Vec<usize> = description
+        .properties
+        .iter()
+        .filter(|(_, f)| f["op"] == "always" && f["arg"]["op"] == "pred")
+        .map(|(_, f)| f["arg"]["id"].as_u64().unwrap() as usize)
+        .collect();
+    assert_eq!(invariants.len(), 8, "{:?}", description.properties);
+    assert!(
+        invariants.iter().all(|id| step.predicates[*id].holds()),
+        "{:?}",
+        step.predicates
+    );
+    assert!(
+        step.candidates.iter().any(|c| c.path_label() == "1:login"),
+        "{:?}",
+        step.candidates
+    );
+    // A fractional cent breaks the integer-cents property.
+    let mut bad = login.clone();
+    bad.step = 1;
+    bad.snapshots.insert(
+        "accounts".into(),
+        serde_json::json!([{"id": "a1", "name": "Checking", "balance_cents": 100.5, "txn_count": 1}]),
+    );
+    let step = instance.step(&bad).unwrap();
+    assert!(invariants.iter().any(|id| !step.predicates[*id].holds()));
+}
+
+#[test]
+fn instances_can_move_between_threads() {
+    fn assert_send<T: Send>() {}
+    assert_send::<SpecInstance>();
+    assert_send::<SpecModule>();
+    let (_m, mut spec) = start(&fixture("basic.ts"), 42, SpecLimits::default()).unwrap();
+    let step = std::thread::spawn(move || spec.step(&state(0, 1)).map(|s| s.candidates.len()))
+        .join()
+        .unwrap()
+        .unwrap();
+    assert!(step > 0);
 }

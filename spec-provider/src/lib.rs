@@ -20,9 +20,9 @@
 
 #![allow(static_mut_refs)]
 
+use javy_plugin_api::import_namespace;
 use javy_plugin_api::javy::quickjs::{self, Ctx, Function, Module, Object, Value};
 use javy_plugin_api::javy::{Config, Runtime};
-use javy_plugin_api::import_namespace;
 use std::cell::OnceCell;
 
 import_namespace!("uatu_spec_provider_v1");
@@ -40,6 +40,9 @@ static mut RUNTIME: OnceCell<Runtime> = OnceCell::new();
 static mut INPUT: Vec<u8> = Vec::new();
 static mut OUTPUT: Vec<u8> = Vec::new();
 static mut RETURN_AREA: [u32; 3] = [0; 3];
+/// What the spec runtime is running (set by `__uatuDoing`), so that the host can
+/// say which extractor, predicate or generator overran after a trap.
+static mut DOING: i32 = 0;
 
 const STATUS_OK: u32 = 0;
 const STATUS_JS_ERROR: u32 = 1;
@@ -53,11 +56,19 @@ fn runtime() -> Result<&'static Runtime, String> {
         if RUNTIME.get().is_none() {
             let mut config = Config::default();
             config.json(true);
+            // javy never collects cycles by default (threshold usize::MAX); a long run would
+            // then grow until the memory cap.
+            config.gc_threshold(16 << 20);
             let runtime = Runtime::new(config).map_err(|e| format!("creating QuickJS runtime: {e}"))?;
-            runtime.context().with(install_host_functions).map_err(|e| e.to_string())?;
+            runtime
+                .context()
+                .with(install_host_functions)
+                .map_err(|e| e.to_string())?;
             let _ = RUNTIME.set(runtime);
         }
-        RUNTIME.get().ok_or_else(|| "QuickJS runtime unavailable".to_string())
+        RUNTIME
+            .get()
+            .ok_or_else(|| "QuickJS runtime unavailable".to_string())
     }
 }
 
@@ -69,6 +80,8 @@ fn install_host_functions(ctx: Ctx<'_>) -> quickjs::Result<()> {
         String::from_utf8(answer).unwrap_or_else(|_| "[]".to_string())
     })?;
     ctx.globals().set("__uatuQuery", query_fn)?;
+    let doing_fn = Function::new(ctx.clone(), |code: i32| unsafe { DOING = code })?;
+    ctx.globals().set("__uatuDoing", doing_fn)?;
     Ok(())
 }
 
@@ -94,9 +107,21 @@ fn exception_json(ctx: &Ctx<'_>) -> Vec<u8> {
                 .ok()
                 .flatten()
                 .unwrap_or_default();
-            let name: String = object.get::<_, Option<String>>("name").ok().flatten().unwrap_or_default();
-            let stack: String = object.get::<_, Option<String>>("stack").ok().flatten().unwrap_or_default();
-            let message = if name.is_empty() || name == "Error" { message } else { format!("{name}: {message}") };
+            let name: String = object
+                .get::<_, Option<String>>("name")
+                .ok()
+                .flatten()
+                .unwrap_or_default();
+            let stack: String = object
+                .get::<_, Option<String>>("stack")
+                .ok()
+                .flatten()
+                .unwrap_or_default();
+            let message = if name.is_empty() || name == "Error" {
+                message
+            } else {
+                format!("{name}: {message}")
+            };
             (message, stack)
         }
         _ => {
@@ -126,7 +151,12 @@ fn exception_json(ctx: &Ctx<'_>) -> Vec<u8> {
         out.push('"');
         out
     };
-    format!("{{\"message\":{},\"stack\":{}}}", escape(&message), escape(&stack)).into_bytes()
+    format!(
+        "{{\"message\":{},\"stack\":{}}}",
+        escape(&message),
+        escape(&stack)
+    )
+    .into_bytes()
 }
 
 fn run_js<F>(body: F) -> *const u32
@@ -146,6 +176,12 @@ where
     finish(status, output)
 }
 
+/// The last code passed to `__uatuDoing` (see the spec runtime's `step`).
+#[unsafe(export_name = "uatu_doing")]
+pub extern "C" fn uatu_doing() -> i32 {
+    unsafe { DOING }
+}
+
 /// Makes room for `len` input bytes and returns where the host must write them.
 #[unsafe(export_name = "uatu_input")]
 pub extern "C" fn uatu_input(len: usize) -> *mut u8 {
@@ -163,16 +199,16 @@ pub extern "C" fn uatu_compile(len: usize) -> *const u32 {
         Ok(runtime) => runtime,
         Err(message) => return finish(STATUS_PROVIDER_ERROR, message.into_bytes()),
     };
-    let result = runtime.context().with(|ctx| {
-        match Module::declare(ctx.clone(), SCRIPT_NAME, source) {
+    let result = runtime
+        .context()
+        .with(|ctx| match Module::declare(ctx.clone(), SCRIPT_NAME, source) {
             Ok(module) => module
                 .write(quickjs::module::WriteOptions::default())
                 .map(|bytes| (STATUS_OK, bytes))
                 .map_err(|e| e.to_string()),
             Err(quickjs::Error::Exception) => Ok((STATUS_JS_ERROR, exception_json(&ctx))),
             Err(error) => Err(error.to_string()),
-        }
-    });
+        });
     match result {
         Ok((status, bytes)) => finish(status, bytes),
         Err(message) => finish(STATUS_PROVIDER_ERROR, message.into_bytes()),

@@ -39,6 +39,8 @@ pub enum Phase {
     Compiling,
     Loading,
     Step(u64),
+    /// A step, inside one extractor, predicate or generator leaf.
+    StepIn(u64, String),
 }
 
 impl std::fmt::Display for Phase {
@@ -47,6 +49,7 @@ impl std::fmt::Display for Phase {
             Phase::Compiling => f.write_str("compiling"),
             Phase::Loading => f.write_str("loading"),
             Phase::Step(n) => write!(f, "step {n}"),
+            Phase::StepIn(n, what) => write!(f, "step {n}, in {what},"),
         }
     }
 }
@@ -197,6 +200,7 @@ pub struct SpecInstance {
     compile: TypedFunc<u32, u32>,
     load: TypedFunc<(u32, u32, u32), u32>,
     step: TypedFunc<u32, u32>,
+    doing: Option<TypedFunc<(), i32>>,
     limits: SpecLimits,
     source_map: SourceMap,
     /// The state JSON without its hierarchy, reused between steps.
@@ -347,6 +351,7 @@ impl SpecInstance {
         let step = instance
             .get_typed_func(&mut store, "uatu_step")
             .map_err(|_| func("uatu_step"))?;
+        let doing = instance.get_typed_func(&mut store, "uatu_doing").ok();
         Ok(SpecInstance {
             spec: spec.to_string(),
             store,
@@ -355,6 +360,7 @@ impl SpecInstance {
             compile,
             load,
             step,
+            doing,
             limits,
             source_map,
             buffer: Vec::new(),
@@ -473,19 +479,27 @@ impl SpecInstance {
             #[derive(Deserialize)]
             struct RawCandidate {
                 path: Vec<PathStep>,
-                action: serde_json::Value,
+                #[serde(default)]
+                action: Option<serde_json::Value>,
+                #[serde(default)]
+                expand: Option<String>,
             }
             let Ok(raw) = serde_json::from_value::<RawCandidate>(candidate) else {
                 continue;
             };
-            match serde_json::from_value::<Action>(raw.action.clone()) {
+            if let Some(kind) = raw.expand {
+                query::expand(&state.hierarchy, &kind, &raw.path, &mut step.candidates);
+                continue;
+            }
+            let action = raw.action.unwrap_or_default();
+            match serde_json::from_value::<Action>(action.clone()) {
                 Ok(action) => step.candidates.push(Candidate {
                     path: raw.path,
                     action,
                 }),
                 Err(e) => step.generator_errors.push(GeneratorError {
                     path: raw.path,
-                    message: format!("invalid action {}: {e}", raw.action),
+                    message: format!("invalid action {action}: {e}"),
                     stack: String::new(),
                     location: None,
                 }),
@@ -521,6 +535,14 @@ impl SpecInstance {
         self.store.set_epoch_deadline(ticks(self.limits.deadline));
         let outcome = exchange(&mut self.store, self.memory, &self.input, input, f);
         let memory_hit = std::mem::take(&mut self.store.data_mut().limiter.hit);
+        let phase = match (&outcome, memory_hit, &phase) {
+            (Ok(_), false, _) => phase,
+            (_, _, Phase::Step(n)) => match self.doing() {
+                Some(what) => Phase::StepIn(*n, what),
+                None => phase,
+            },
+            _ => phase,
+        };
         match outcome {
             Ok((status, output)) if !memory_hit => Ok((status, output)),
             Ok(_) => {
@@ -553,6 +575,27 @@ impl SpecInstance {
                     })
                 }
             }
+        }
+    }
+
+    /// What the runtime was running when a call failed, e.g. `extractor route (spec.ts:3:15)`.
+    fn doing(&mut self) -> Option<String> {
+        let func = self.doing.clone()?;
+        self.store.set_epoch_deadline(ticks(Duration::from_millis(100)));
+        let code = func.call(&mut self.store, ()).ok()?;
+        let description = self.description.as_ref()?;
+        let index = (code % 1_000_000) as usize;
+        match code / 1_000_000 {
+            1 => description
+                .extractors
+                .get(index)
+                .map(|(name, at)| format!("extractor {name} ({at})")),
+            2 => description
+                .predicates
+                .get(index)
+                .map(|at| format!("the predicate at {at}")),
+            3 => Some(format!("generator leaf #{index}")),
+            _ => None,
         }
     }
 

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use crate::action::{Action, Candidate, PathStep, Target};
 use crate::device::model::{Bounds, Node};
 
 /// What a query asks for.
@@ -134,6 +135,56 @@ pub fn answer(root: &Node, kind: QueryKind, selector: &str) -> Vec<u8> {
             .collect(),
     };
     serde_json::to_vec(&matched).unwrap_or_else(|_| b"[]".to_vec())
+}
+
+/// Expands the built-in generators `taps` and `swipes` into candidates, on the
+/// host: they depend on nothing but the tree, and building one JS object per
+/// element is what made them the most expensive part of a step.
+pub fn expand(root: &Node, kind: &str, path: &[PathStep], out: &mut Vec<Candidate>) {
+    let element = |node: &Node| {
+        let centre = node.bounds.centre();
+        Target::Element {
+            x: centre.x,
+            y: centre.y,
+            bounds: Some(node.bounds),
+        }
+    };
+    match kind {
+        "taps" => {
+            for node in root
+                .descendants()
+                .filter(|n| n.clickable && n.enabled && !n.bounds.is_empty())
+            {
+                out.push(Candidate {
+                    path: path.to_vec(),
+                    action: Action::Tap { on: element(node) },
+                });
+            }
+        }
+        "swipes" => {
+            for node in root
+                .descendants()
+                .filter(|n| n.scrollable && !n.bounds.is_empty())
+            {
+                let b = node.bounds;
+                let x = b.centre().x;
+                let height = b.bottom - b.top;
+                let point = |y: i32| Target::Element { x, y, bounds: None };
+                let (upper, lower) = (point(b.top + height / 4), point(b.top + height * 3 / 4));
+                for (from, to) in [(lower.clone(), upper.clone()), (upper, lower)] {
+                    out.push(Candidate {
+                        path: path.to_vec(),
+                        action: Action::Swipe {
+                            from,
+                            to,
+                            duration_millis: Some(300),
+                        },
+                    });
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 #[cfg(test)]

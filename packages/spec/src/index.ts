@@ -203,11 +203,12 @@ export abstract class Generator {
 }
 
 interface PathStep { index: number; weight: number; label?: string }
-interface Output { candidates: { path: PathStep[]; action: Action }[]; generatorErrors: { path: PathStep[]; message: string; stack: string }[] }
+interface Output { candidates: ({ path: PathStep[]; action: Action } | { path: PathStep[]; expand: string })[]; generatorErrors: { path: PathStep[]; message: string; stack: string }[] }
 
 class ActionsGenerator extends Generator {
   constructor(private readonly fn: (state: State) => Action | Action[] | null | undefined, label?: string) { super(); this.label = label; }
   collect(state: State, path: PathStep[], out: Output): void {
+    doing(3_000_000 + leafCounter++);
     try {
       const result = this.fn(state);
       const list = result == null ? [] : Array.isArray(result) ? result : [result];
@@ -266,19 +267,19 @@ export function from<T>(items: readonly T[]): Sampler<T> {
   return new Sampler(items.slice());
 }
 
+/** A built-in leaf that the host expands from the accessibility tree (no JS work per element). */
+class HostGenerator extends Generator {
+  constructor(private readonly kind: "taps" | "swipes") { super(); this.label = kind; }
+  collect(_state: State, path: PathStep[], out: Output): void {
+    out.candidates.push({ path, expand: this.kind });
+  }
+}
+
 /** Tap any clickable, enabled element. */
-export const taps: Generator = actions((state) => query(2, "").map((e) => Tap({ on: e })), "taps");
+export const taps: Generator = new HostGenerator("taps");
 
 /** Swipe up or down across any scrollable element. */
-export const swipes: Generator = actions((state) => {
-  const out: Action[] = [];
-  for (const e of query(3, "")) {
-    const x = e.x, h = e.bounds.bottom - e.bounds.top;
-    const top = { x, y: Math.round(e.bounds.top + h * 0.25) }, bottom = { x, y: Math.round(e.bounds.top + h * 0.75) };
-    out.push(Swipe({ from: bottom, to: top, durationMillis: 300 }), Swipe({ from: top, to: bottom, durationMillis: 300 }));
-  }
-  return out;
-}, "swipes");
+export const swipes: Generator = new HostGenerator("swipes");
 
 /** Wait half a second (once per step). */
 export const waitOnce: Generator = actions(() => [Wait({ durationMillis: 500 })], "waitOnce");
@@ -289,6 +290,11 @@ export const pressKey: Generator = actions(() => [PressKey({ key: "back" })], "p
 // ---------------------------------------------------------------- runtime (called by the provider)
 
 declare const __uatuQuery: (kind: number, selector: string) => string;
+// Tells the host what runs now (1_000_000 × kind + index; kinds: 1 extractor,
+// 2 predicate, 3 generator leaf), so an overrun can be reported precisely.
+declare const __uatuDoing: (code: number) => void;
+const doing = typeof __uatuDoing === "function" ? __uatuDoing : (_code: number) => {};
+let leafCounter = 0;
 
 let stepCache = new Map<string, Element[]>();
 function query(kind: number, selector: string): Element[] {
@@ -407,6 +413,7 @@ function step(stateJson: string): string {
   const extracted: Record<string, unknown> = {};
   const extractorErrors: { name: string; message: string; stack: string }[] = [];
   extractors.forEach((e, i) => {
+    doing(1_000_000 + i);
     e.cell.previous = e.cell.current;
     try {
       e.cell.current = e.fn(state);
@@ -416,7 +423,8 @@ function step(stateJson: string): string {
     }
     extracted[names[i] ?? `extractor${i}`] = e.cell.current === undefined ? null : e.cell.current;
   });
-  const values = predicates.map((p) => {
+  const values = predicates.map((p, i) => {
+    doing(2_000_000 + i);
     try {
       return p.fn(state) ? true : false;
     } catch (error) {
@@ -424,7 +432,9 @@ function step(stateJson: string): string {
     }
   });
   const out: Output = { candidates: [], generatorErrors: [] };
+  leafCounter = 0;
   root?.gen.collect(state, [], out);
+  doing(0);
   return JSON.stringify({ predicates: values, extractors: extracted, extractorErrors, candidates: out.candidates, generatorErrors: out.generatorErrors });
 }
 
