@@ -244,6 +244,12 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Status> {
         Command::Plugin(PluginCommand::New(args)) => crate::plugin::new_command(args),
         Command::Version => {
             println!("uatu {}", crate::VERSION);
+            println!(
+                "spec ABI {} (provider sha256 {})",
+                crate::spec::SPEC_ABI,
+                crate::spec::provider::sha256()
+            );
+            println!("SDK socket protocol {}", crate::device::agent::PROTOCOL_VERSION);
             Ok(Status::Ok)
         }
     }

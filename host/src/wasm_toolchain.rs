@@ -109,6 +109,17 @@ impl Toolchain {
             .arg(TARGET)
             .arg("--target-dir")
             .arg(target_dir);
+        // QuickJS (rquickjs-sys) is C: compile it with clang against wasi-libc
+        // rather than downloading the wasi-sdk, with either toolchain.
+        command
+            .env("RQUICKJS_SYS_NO_WASI_SDK", "1")
+            .env("CC_wasm32_wasip1", "clang")
+            .env("AR_wasm32_wasip1", "llvm-ar-14")
+            .env("CFLAGS_wasm32_wasip1", "--target=wasm32-wasi")
+            .env(
+                "BINDGEN_EXTRA_CLANG_ARGS_wasm32_wasip1",
+                "--target=wasm32-wasi --sysroot=/usr -isystem /usr/include/wasm32-wasi",
+            );
         if *self == Toolchain::DebianBuildStd {
             command
                 .arg("-Zbuild-std=std,panic_abort")
@@ -117,15 +128,6 @@ impl Toolchain {
                 .env(
                     "RUSTFLAGS",
                     format!("-C linker=wasm-ld -L {WASI_SYSROOT_LIB} -C link-self-contained=no"),
-                )
-                // QuickJS (rquickjs-sys) is C: compile it with clang against wasi-libc.
-                .env("RQUICKJS_SYS_NO_WASI_SDK", "1")
-                .env("CC_wasm32_wasip1", "clang")
-                .env("AR_wasm32_wasip1", "llvm-ar-14")
-                .env("CFLAGS_wasm32_wasip1", "--target=wasm32-wasi")
-                .env(
-                    "BINDGEN_EXTRA_CLANG_ARGS_wasm32_wasip1",
-                    "--target=wasm32-wasi --sysroot=/usr -isystem /usr/include/wasm32-wasi",
                 );
         }
         command

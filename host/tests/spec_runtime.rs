@@ -432,7 +432,7 @@ fn folio_example_spec_loads_and_offers_login_first() {
     let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/folio/spec.ts");
     let (_m, mut instance) = start(&spec, 5, SpecLimits::default()).unwrap();
     let description = instance.describe().unwrap().clone();
-    assert_eq!(description.properties.len(), 10);
+    assert_eq!(description.properties.len(), 11);
     let mut login = state(0, 0);
     login.snapshots.insert("route".into(), "login".into());
     login.snapshots.insert(
@@ -449,14 +449,14 @@ fn folio_example_spec_loads_and_offers_login_first() {
         .filter(|(_, f)| f["op"] == "always" && f["arg"]["op"] == "pred")
         .map(|(_, f)| f["arg"]["id"].as_u64().unwrap() as usize)
         .collect();
-    assert_eq!(invariants.len(), 8, "{:?}", description.properties);
+    assert_eq!(invariants.len(), 9, "{:?}", description.properties);
     assert!(
         invariants.iter().all(|id| step.predicates[*id].holds()),
         "{:?}",
         step.predicates
     );
     assert!(
-        step.candidates.iter().any(|c| c.path_label() == "1:login"),
+        step.candidates.iter().any(|c| c.path_label() == "0:signIn"),
         "{:?}",
         step.candidates
     );

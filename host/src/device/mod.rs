@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod grpc;
 pub mod model;
+pub mod selector;
 
 use std::time::Duration;
 

@@ -29,7 +29,12 @@ pub fn command(args: CheckArgs) -> anyhow::Result<Status> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!("uatu check: {} over {} steps of {}", args.spec.display(), report.steps, report.run_dir);
+        println!(
+            "uatu check: {} over {} steps of {}",
+            args.spec.display(),
+            report.steps,
+            report.run_dir
+        );
         if report.torn {
             println!("(the run's last record was cut off: it was killed; every complete step was checked)");
         }
@@ -43,7 +48,9 @@ pub fn command(args: CheckArgs) -> anyhow::Result<Status> {
 pub fn check(spec: &Path, run_dir: &Path, strict: bool) -> anyhow::Result<(CheckReport, Status)> {
     let meta_path = run_dir.join("meta.json");
     let meta: Meta = serde_json::from_slice(
-        &std::fs::read(&meta_path).with_context(|| format!("reading {}", meta_path.display())).map_err(exit::usage)?,
+        &std::fs::read(&meta_path)
+            .with_context(|| format!("reading {}", meta_path.display()))
+            .map_err(exit::usage)?,
     )
     .with_context(|| format!("{} is not a uatu run's meta.json", meta_path.display()))
     .map_err(exit::usage)?;
@@ -62,13 +69,27 @@ pub fn check(spec: &Path, run_dir: &Path, strict: bool) -> anyhow::Result<(Check
         }
         let step = instance.step(&record.state).map_err(exit::usage)?;
         let predicates: Vec<_> = step.predicates.iter().map(predicate_value).collect();
-        verifier.step(record.step, record.time, &predicates, record.state.last_action.as_ref());
+        verifier.step(
+            record.step,
+            record.time,
+            &predicates,
+            record.state.last_action.as_ref(),
+        );
     }
     let properties = verifier.summaries();
     let mut counts = Counts::default();
     count_verdicts(&properties, &mut counts);
-    let status = if verifier.fails_run(strict) { Status::Violated } else { Status::Ok };
-    let report =
-        CheckReport { run_dir: run_dir.display().to_string(), steps, torn: reader.torn(), properties, counts };
+    let status = if verifier.fails_run(strict) {
+        Status::Violated
+    } else {
+        Status::Ok
+    };
+    let report = CheckReport {
+        run_dir: run_dir.display().to_string(),
+        steps,
+        torn: reader.torn(),
+        properties,
+        counts,
+    };
     Ok((report, status))
 }

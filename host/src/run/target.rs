@@ -4,16 +4,7 @@
 
 use crate::action::{Action, ResolvedAction, Target};
 use crate::device::model::{Bounds, Node, Point};
-
-/// A selector a spec wrote, e.g. `desc:login_submit`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Selector<'a> {
-    /// Exact resource id, or an Android `<package>:id/<value>` whose value matches.
-    Id(&'a str),
-    Text(&'a str),
-    Desc(&'a str),
-    DescPrefix(&'a str),
-}
+use crate::device::selector::Selector;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TargetError {
@@ -23,42 +14,12 @@ pub enum TargetError {
     NoMatch(String),
 }
 
-impl<'a> Selector<'a> {
-    pub fn parse(text: &'a str) -> Result<Selector<'a>, TargetError> {
-        let (kind, value) = text
-            .split_once(':')
-            .ok_or_else(|| TargetError::BadSelector(text.into()))?;
-        match kind {
-            "id" => Ok(Selector::Id(value)),
-            "text" => Ok(Selector::Text(value)),
-            "desc" => Ok(Selector::Desc(value)),
-            "descPrefix" => Ok(Selector::DescPrefix(value)),
-            _ => Err(TargetError::BadSelector(text.into())),
-        }
-    }
-
-    pub fn matches(&self, node: &Node) -> bool {
-        match *self {
-            Selector::Id(id) => {
-                node.id == id || node.id.rsplit_once(":id/").is_some_and(|(_, value)| value == id)
-            }
-            Selector::Text(text) => node.text == text,
-            Selector::Desc(desc) => node.desc == desc,
-            Selector::DescPrefix(prefix) => node.desc.starts_with(prefix),
-        }
-    }
-
-    /// The first matching node, in document order.
-    pub fn find<'n>(&self, root: &'n Node) -> Option<&'n Node> {
-        root.descendants().find(|node| self.matches(node))
-    }
-}
-
 /// A point to act on, and the bounds it came from when it came from an element.
 fn resolve(target: &Target, root: &Node) -> Result<(Point, Option<Bounds>), TargetError> {
     match target {
         Target::Selector(text) => {
-            let node = Selector::parse(text)?
+            let node = Selector::parse(text)
+                .ok_or_else(|| TargetError::BadSelector(text.clone()))?
                 .find(root)
                 .ok_or_else(|| TargetError::NoMatch(text.clone()))?;
             Ok((node.bounds.centre(), Some(node.bounds)))

@@ -173,28 +173,10 @@ impl Drop for SimHandle {
     }
 }
 
-/// Parses a latency such as `0`, `1ms`, `250us` or `1s`.
-pub fn parse_latency(text: &str) -> anyhow::Result<Duration> {
-    let text = text.trim();
-    let (number, unit) = text
-        .find(|c: char| !c.is_ascii_digit())
-        .map_or((text, ""), |split| text.split_at(split));
-    let value: u64 = number
-        .parse()
-        .with_context(|| format!("latency `{text}` is not a number with a unit such as 0, 1ms, 2s"))?;
-    match unit {
-        "" if value == 0 => Ok(Duration::ZERO),
-        "ms" => Ok(Duration::from_millis(value)),
-        "us" | "µs" => Ok(Duration::from_micros(value)),
-        "s" => Ok(Duration::from_secs(value)),
-        _ => anyhow::bail!("latency `{text}` needs a unit: us, ms or s (e.g. 1ms)"),
-    }
-}
-
 /// `uatu sim`.
 pub fn command(args: SimArgs) -> anyhow::Result<Status> {
     let bugs = Bugs::parse(&args.bugs).map_err(|error| exit::usage(anyhow::anyhow!("--bugs: {error}")))?;
-    let latency = parse_latency(&args.latency).map_err(|error| exit::usage(error.context("--latency")))?;
+    let latency = crate::config::parse_duration("latency", &args.latency).map_err(exit::usage)?;
     render::check_scale(args.scale).map_err(|error| exit::usage(anyhow::anyhow!("--scale: {error}")))?;
     let config = SimConfig {
         bugs,
@@ -284,15 +266,5 @@ mod tests {
             .count();
         assert!(white > 500, "only {white} white pixels in the title area");
         assert!(render::screenshot(&screen::build(&folio), 0.0).is_err());
-    }
-
-    #[test]
-    fn latencies_parse_with_units() {
-        assert_eq!(parse_latency("0").unwrap(), Duration::ZERO);
-        assert_eq!(parse_latency("1ms").unwrap(), Duration::from_millis(1));
-        assert_eq!(parse_latency("250us").unwrap(), Duration::from_micros(250));
-        assert_eq!(parse_latency("2s").unwrap(), Duration::from_secs(2));
-        assert!(parse_latency("5").is_err());
-        assert!(parse_latency("fast").is_err());
     }
 }

@@ -24,7 +24,7 @@ pub use instance::{
 };
 pub use module::{ModuleError, SPEC_ABI, SpecModule, write_atomically};
 
-use crate::cli::{BuildArgs, CheckArgs};
+use crate::cli::BuildArgs;
 use crate::exit::Status;
 
 /// The name the bundle has inside QuickJS (and in unmapped stacks).
@@ -155,8 +155,4 @@ pub fn build_command(args: BuildArgs) -> anyhow::Result<Status> {
         module.bytecode.len()
     );
     Ok(Status::Ok)
-}
-
-pub fn check_command(_args: CheckArgs) -> anyhow::Result<Status> {
-    crate::cli::not_yet("check")
 }

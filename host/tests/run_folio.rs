@@ -1,0 +1,321 @@
+//! End-to-end tests of `uatu run` and `uatu check`: the real binary, the
+//! example Folio spec compiled to Wasm, and the simulated device over real
+//! gRPC and a real SDK socket.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use uatu::trace::{TraceReader, read_steps};
+
+const SPEC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/folio/spec.ts");
+
+/// Which property of the example spec catches each planted bug.
+const CATCHES: &[(&str, &[&str])] = &[
+    ("duplicate-account-names", &["accountNamesAreUnique"]),
+    ("stale-total", &["totalIsSumOfAccounts"]),
+    ("crash-on-long-note", &["noUncaughtExceptions", "noLogcatErrors"]),
+    (
+        "float-cents",
+        &["amountsAreWholeCents", "ledgerBalanceIsSumOfRows"],
+    ),
+    (
+        "deep-ledger-duplication",
+        &[
+            "ledgerRowsAreUnique",
+            "ledgerCountMatchesAccount",
+            "ledgerBalanceIsSumOfRows",
+        ],
+    ),
+    ("slow-login", &["signInCompletesWithin3s"]),
+];
+
+fn uatu(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_uatu"))
+        .args(args)
+        .output()
+        .expect("runs uatu")
+}
+
+/// Runs the Folio spec with `extra` flags into a fresh output directory;
+/// returns the exit code, the JSON summary and the run directory.
+fn run_folio(output: &Path, extra: &[&str]) -> (i32, Value, PathBuf) {
+    let mut args = vec!["run", "--spec", SPEC, "--json", "--output"];
+    let output_arg = output.display().to_string();
+    args.push(&output_arg);
+    args.extend_from_slice(extra);
+    let out = uatu(&args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "summary is not JSON ({e}):\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let run_dir = PathBuf::from(summary["run_dir"].as_str().expect("run_dir"));
+    (out.status.code().unwrap_or(-1), summary, run_dir)
+}
+
+fn violated(summary: &Value) -> BTreeSet<String> {
+    summary["properties"]
+        .as_array()
+        .expect("properties")
+        .iter()
+        .filter(|p| p["verdict"] == "violated")
+        .map(|p| p["name"].as_str().expect("name").to_owned())
+        .collect()
+}
+
+fn actions_of(run_dir: &Path) -> Vec<Value> {
+    read_steps(run_dir)
+        .expect("trace reads")
+        .into_iter()
+        .map(|record| serde_json::to_value(&record.action).expect("json"))
+        .collect()
+}
+
+#[test]
+fn with_every_bug_on_each_is_caught_by_its_property() {
+    let output = tempfile::tempdir().expect("temp dir");
+    // The README's command, with the default simulator latency.
+    let (code, summary, run_dir) = run_folio(output.path(), &["--seed", "7", "--max-steps", "2000"]);
+    assert_eq!(code, 1, "{summary}");
+    let violated = violated(&summary);
+    for (bug, properties) in CATCHES {
+        assert!(
+            properties.iter().any(|p| violated.contains(*p)),
+            "{bug} not caught; violated: {violated:?}"
+        );
+    }
+    assert_eq!(summary["steps"], 2000);
+    let meta: Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("meta.json")).expect("meta")).expect("json");
+    assert!(
+        meta["ended_at"].is_string(),
+        "meta.json rewritten at the end: {meta}"
+    );
+    assert_eq!(meta["seed"], 7);
+    assert!(run_dir.join("screenshots/step-00000.png").is_file());
+}
+
+#[test]
+fn with_every_bug_off_nothing_is_violated() {
+    let output = tempfile::tempdir().expect("temp dir");
+    let (code, summary, _) = run_folio(
+        output.path(),
+        &[
+            "--seed",
+            "7",
+            "--max-steps",
+            "2000",
+            "--sim-bugs",
+            "none",
+            "--sim-latency",
+            "0",
+            "--no-screenshots",
+        ],
+    );
+    assert_eq!(violated(&summary), BTreeSet::new(), "false positives: {summary}");
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn each_bug_alone_violates_only_the_properties_that_catch_it() {
+    let output = tempfile::tempdir().expect("temp dir");
+    for (bug, properties) in CATCHES {
+        let (code, summary, _) = run_folio(
+            output.path(),
+            &[
+                "--seed",
+                "7",
+                "--max-steps",
+                "2000",
+                "--sim-bugs",
+                bug,
+                "--sim-latency",
+                "0",
+                "--no-screenshots",
+            ],
+        );
+        let violated = violated(&summary);
+        assert_eq!(code, 1, "{bug}: {summary}");
+        assert!(
+            properties.iter().any(|p| violated.contains(*p)),
+            "{bug} not caught; violated: {violated:?}"
+        );
+        let unrelated: Vec<_> = violated
+            .iter()
+            .filter(|p| !properties.contains(&p.as_str()))
+            .collect();
+        assert!(unrelated.is_empty(), "{bug} also violated {unrelated:?}");
+    }
+}
+
+#[test]
+fn the_same_seeds_give_the_same_run() {
+    let output = tempfile::tempdir().expect("temp dir");
+    let flags = [
+        "--seed",
+        "11",
+        "--max-steps",
+        "400",
+        "--sim-latency",
+        "0",
+        "--no-screenshots",
+    ];
+    let (_, first, first_dir) = run_folio(output.path(), &flags);
+    let (_, second, second_dir) = run_folio(output.path(), &flags);
+    assert_ne!(first_dir, second_dir);
+    let actions = actions_of(&first_dir);
+    assert_eq!(actions.len(), 400);
+    assert!(
+        actions.iter().filter(|a| !a.is_null()).count() > 300,
+        "the run acted"
+    );
+    assert_eq!(actions, actions_of(&second_dir), "same seeds, same actions");
+    assert_eq!(first["properties"], second["properties"], "same verdicts");
+    // Another seed explores differently.
+    let (_, _, other_dir) = run_folio(
+        output.path(),
+        &[
+            "--seed",
+            "12",
+            "--max-steps",
+            "400",
+            "--sim-latency",
+            "0",
+            "--no-screenshots",
+        ],
+    );
+    assert_ne!(actions, actions_of(&other_dir));
+}
+
+#[test]
+fn check_over_a_finished_run_reproduces_its_verdicts() {
+    let output = tempfile::tempdir().expect("temp dir");
+    let (code, summary, run_dir) = run_folio(
+        output.path(),
+        &[
+            "--seed",
+            "5",
+            "--max-steps",
+            "1500",
+            "--sim-latency",
+            "0",
+            "--no-screenshots",
+        ],
+    );
+    let out = uatu(&["check", "--json", "--spec", SPEC, &run_dir.display().to_string()]);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("check prints JSON");
+    assert_eq!(out.status.code(), Some(code), "same exit code");
+    assert_eq!(
+        report["properties"], summary["properties"],
+        "same verdicts, steps and causes"
+    );
+    assert!(!violated(&summary).is_empty(), "the comparison covers violations");
+}
+
+#[test]
+fn an_app_crash_is_recorded_and_the_run_goes_on() {
+    let output = tempfile::tempdir().expect("temp dir");
+    let (_, summary, run_dir) = run_folio(
+        output.path(),
+        &[
+            "--seed",
+            "7",
+            "--max-steps",
+            "600",
+            "--sim-bugs",
+            "crash-on-long-note",
+            "--sim-latency",
+            "0",
+            "--no-screenshots",
+        ],
+    );
+    let records = read_steps(&run_dir).expect("trace");
+    assert_eq!(records.len(), 600, "the run went on to its end");
+    let crash = records
+        .iter()
+        .position(|r| {
+            r.events
+                .iter()
+                .any(|e| matches!(e, uatu::trace::Event::AppDisconnected { .. }))
+        })
+        .expect("a crash was recorded");
+    assert!(!records[crash].evaluated);
+    assert!(
+        records[crash]
+            .events
+            .iter()
+            .any(|e| matches!(e, uatu::trace::Event::AppRelaunched))
+    );
+    let after = &records[crash + 1..];
+    assert!(
+        after.iter().any(|r| !r.state.exceptions.is_empty()),
+        "the exception arrives after the restart"
+    );
+    assert!(
+        after.iter().filter(|r| r.action.is_some()).count() > 10,
+        "exploring continued"
+    );
+    assert!(summary["counts"]["app_crashes"].as_u64().unwrap_or(0) >= 1);
+}
+
+#[test]
+fn a_host_killed_mid_run_leaves_a_readable_trace() {
+    let output = tempfile::tempdir().expect("temp dir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_uatu"))
+        .args([
+            "run",
+            "--spec",
+            SPEC,
+            "--seed",
+            "3",
+            "--max-steps",
+            "100000",
+            "--sim-latency",
+            "0",
+            "--output",
+        ])
+        .arg(output.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("starts uatu");
+    let trace = loop {
+        let found = std::fs::read_dir(output.path())
+            .ok()
+            .and_then(|mut dirs| dirs.next())
+            .and_then(Result::ok)
+            .map(|dir| dir.path().join("trace.jsonl"));
+        if let Some(trace) =
+            found.filter(|t| std::fs::metadata(t).map(|m| m.len() > 200_000).unwrap_or(false))
+        {
+            break trace;
+        }
+        assert!(child.try_wait().expect("status").is_none(), "uatu ended early");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reaped");
+    let mut reader = TraceReader::open(&trace).expect("opens");
+    let steps: Vec<u64> = reader
+        .by_ref()
+        .map(|r| r.expect("every complete record parses").step)
+        .collect();
+    assert!(steps.len() > 5);
+    assert!(
+        steps.iter().enumerate().all(|(i, &s)| s == i as u64),
+        "whole steps in order"
+    );
+    let run_dir = trace.parent().expect("run dir");
+    assert!(
+        !run_dir.join("summary.json").exists(),
+        "a killed run has no summary"
+    );
+    // uatu check still works over what was recorded.
+    let out = uatu(&["check", "--json", "--spec", SPEC, &run_dir.display().to_string()]);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("check prints JSON");
+    assert_eq!(report["steps"].as_u64(), Some(steps.len() as u64));
+}
