@@ -141,6 +141,7 @@ pub async fn execute(config: RunConfig, interrupted: Arc<AtomicBool>) -> anyhow:
         last_log_ms: 0,
         last_action: None,
         progress: progress_bar(&config),
+        violated: 0,
     };
     let (steps, stop, error) = session.drive(started_wall, &interrupted).await;
     let counts = session.counts.clone();
@@ -228,6 +229,8 @@ struct Session<'a> {
     last_log_ms: u64,
     last_action: Option<ResolvedAction>,
     progress: indicatif::ProgressBar,
+    /// Properties violated so far, for the progress line.
+    violated: usize,
 }
 
 impl Session<'_> {
@@ -462,16 +465,8 @@ impl Session<'_> {
             self.verifier
                 .step(index, time, &predicates, state.last_action.as_ref());
         metrics.ltl_us = ltl_started.elapsed().as_micros() as u64;
-        if !violations.is_empty() {
-            self.progress.set_message(format!(
-                "{} violated",
-                self.verifier
-                    .summaries()
-                    .iter()
-                    .filter(|p| p.first_violation_step.is_some())
-                    .count()
-            ));
-        }
+        self.violated += violations.len();
+        self.progress.set_message(format!("screen {} · {} violated", screen_name(&state), self.violated));
         events.extend(violations);
 
         let action = self.choose(&spec_step.candidates, &state, &mut events);
@@ -608,10 +603,28 @@ fn progress_bar(config: &RunConfig) -> indicatif::ProgressBar {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} step {pos}{len} [{elapsed}] {msg}")
+        indicatif::ProgressStyle::with_template(match config.max_steps {
+            Some(_) => "{spinner} step {pos}/{len} [{elapsed}] {msg}",
+            None => "{spinner} step {pos} [{elapsed}] {msg}",
+        })
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     bar
+}
+
+/// What the progress line calls the current screen: the app's `route`
+/// snapshot when it registers one, else the package in front.
+fn screen_name(state: &State) -> String {
+    match state.snapshots.get("route").and_then(serde_json::Value::as_str) {
+        Some(route) => route.to_owned(),
+        None => state
+            .hierarchy
+            .descendants()
+            .map(|node| node.package.as_str())
+            .find(|package| !package.is_empty())
+            .unwrap_or("?")
+            .to_owned(),
+    }
 }
 
 fn rfc3339(at: time::OffsetDateTime) -> String {
