@@ -14,7 +14,7 @@ pub struct BuildError(pub String);
 /// How to build: where cargo's artifacts go, and whether cargo's output is shown.
 #[derive(Debug, Clone, Default)]
 pub struct BuildOptions {
-    /// `--target-dir` [default: `<crate dir>/target`].
+    /// `--target-dir` [default: `$CARGO_TARGET_DIR`, else `<crate dir>/target`].
     pub target_dir: Option<PathBuf>,
     /// Keep cargo's output for the error message instead of showing it.
     pub quiet: bool,
