@@ -16,13 +16,23 @@ fn uatu() -> Command {
 }
 
 #[test]
-fn scaffolded_plugins_of_each_kind_build_and_load() {
-    let work = tempfile::tempdir().unwrap();
-    for (name, kind, expected) in [
-        ("my-strategy", "strategy", Kind::Strategy),
+fn a_scaffolded_strategy_builds_and_loads() {
+    scaffold_build_and_load(&[("my-strategy", "strategy", Kind::Strategy)]);
+}
+
+/// Each scaffold is a new workspace, so each costs a full wasm build (minutes on 2 cores).
+#[test]
+#[ignore = "slow: builds two more scaffolded crates; run with --ignored"]
+fn scaffolded_extractors_and_sinks_build_and_load() {
+    scaffold_build_and_load(&[
         ("my-extractor", "extractor", Kind::Extractor),
         ("my-sink", "sink", Kind::Sink),
-    ] {
+    ]);
+}
+
+fn scaffold_build_and_load(kinds: &[(&str, &str, Kind)]) {
+    let work = tempfile::tempdir().unwrap();
+    for &(name, kind, expected) in kinds {
         let dir = work.path().join(name);
         let new = uatu()
             .arg("plugin")

@@ -354,7 +354,7 @@ macro_rules! export_sink {
                 ) -> ::core::result::Result<(), ::std::string::String> {
                     __with("meta", &meta, |instance, value| {
                         $crate::sink::Sink::on_run_start(instance, value)
-            })
+                    })
                 }
                 fn on_step(
                     record: ::std::string::String,
@@ -371,7 +371,7 @@ macro_rules! export_sink {
                     })
                 }
             }
-            $crate::__private::sink::__export_sink_world!(__UatuExport with_types_in $crate::__private::sink);
+    $crate::__private::sink::__export_sink_world!(__UatuExport with_types_in $crate::__private::sink);
         };
     };
 }
