@@ -1,0 +1,120 @@
+//! Per-call cost of plugins on a 300-node hierarchy (target: p50 ≤ 100 µs per call).
+//!
+//!     cargo bench -p uatu --bench plugin_call              # release profile
+//!     cargo bench -p uatu --bench plugin_call --profile dev  # quicker to build
+//!
+//! Builds the first-party and example plugins first (as the tests do).
+
+#[path = "../tests/plugin_common/mod.rs"]
+mod plugin_common;
+
+use std::time::{Duration, Instant};
+
+use plugin_common::{candidates, component, spec, state};
+use uatu::plugin::{LoadOptions, PluginSet};
+
+/// 4 + 3 * 99 = 301 nodes; `UATU_BENCH_ROWS` changes it.
+fn rows() -> usize {
+    std::env::var("UATU_BENCH_ROWS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(99)
+}
+const WARMUP: usize = 200;
+const CALLS: usize = 2000;
+
+fn percentile(samples: &mut [Duration], p: f64) -> Duration {
+    samples.sort();
+    samples[((samples.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn report(name: &str, mut samples: Vec<Duration>) {
+    let p50 = percentile(&mut samples, 0.5);
+    let p99 = percentile(&mut samples, 0.99);
+    println!(
+        "{name:<44} p50 {:>7.1} µs   p99 {:>7.1} µs",
+        p50.as_secs_f64() * 1e6,
+        p99.as_secs_f64() * 1e6
+    );
+}
+
+fn time(mut call: impl FnMut(u64)) -> Vec<Duration> {
+    for step in 0..WARMUP {
+        call(step as u64);
+    }
+    (0..CALLS)
+        .map(|step| {
+            let started = Instant::now();
+            call((WARMUP + step) as u64);
+            started.elapsed()
+        })
+        .collect()
+}
+
+fn main() {
+    let run_dir = tempfile::tempdir().expect("temp dir");
+    let options = LoadOptions {
+        no_cache: true,
+        ..LoadOptions::default()
+    };
+    let states: Vec<_> = (0..8)
+        .map(|i| state(i, rows(), Some(vec![format!("probe-{i}")])))
+        .collect();
+    let nodes = states[0].hierarchy.descendants().count();
+    println!(
+        "hierarchy: {nodes} nodes, {} candidates, {CALLS} calls each",
+        candidates().len()
+    );
+    let offered = candidates();
+
+    let context = time(|step| {
+        std::hint::black_box(uatu::plugin::context::step_context(&states[step as usize % 8]));
+    });
+    report("host: step context (no plugin call)", context);
+
+    for (workspace, lib, name) in [
+        ("examples/plugins", "prefer_keys", "prefer-keys"),
+        ("plugins", "coverage_guided", "coverage-guided"),
+    ] {
+        let specs = [spec(component(workspace, lib), name, "")];
+        let mut plugins = PluginSet::load(&specs, run_dir.path(), &options).expect("loads");
+        let samples = time(|step| {
+            let chosen = plugins
+                .strategy_choose(&states[step as usize % 8], &offered)
+                .expect("chooses");
+            std::hint::black_box(chosen);
+        });
+        report(&format!("strategy_choose ({name})"), samples);
+    }
+
+    let specs = [spec(
+        component("plugins", "screen_signature"),
+        "screen",
+        "blank-detection = false",
+    )];
+    let mut plugins = PluginSet::load(&specs, run_dir.path(), &options).expect("loads");
+    let samples = time(|step| {
+        std::hint::black_box(
+            plugins
+                .extract(&states[step as usize % 8], None)
+                .expect("extracts"),
+        );
+    });
+    report("extract (screen-signature, no screenshot)", samples);
+
+    let specs = [spec(component("plugins", "junit"), "junit", "")];
+    let mut plugins = PluginSet::load(&specs, run_dir.path(), &options).expect("loads");
+    plugins
+        .sink_run_start(&serde_json::json!({"seed": 1}))
+        .expect("starts");
+    let records: Vec<_> = states
+        .iter()
+        .map(|s| serde_json::json!({"step": s.step, "state": s}))
+        .collect();
+    let samples = time(|step| {
+        plugins
+            .sink_step(step, &records[step as usize % 8])
+            .expect("takes the step");
+    });
+    report("sink_step (junit, full record with hierarchy)", samples);
+}

@@ -1,0 +1,187 @@
+//! What a plugin sees of a step: the host's [`State`] and [`Candidate`]s in the
+//! contract's types, and the host's screen signature.
+
+use crate::action::Candidate;
+use crate::device::model::{Node, Screenshot};
+use crate::state::State;
+
+use super::bindings::types;
+
+/// The contract's view of one step, built once and passed to every plugin of the step.
+pub fn step_context(state: &State) -> types::StepContext {
+    types::StepContext {
+        step: state.step,
+        time_ms: state.time,
+        screen_signature: screen_signature(&state.hierarchy),
+        coverage: state.coverage.clone(),
+        snapshots: serde_json::Value::Object(state.snapshots.clone()).to_string(),
+        hierarchy: flatten(&state.hierarchy),
+    }
+}
+
+/// The tree in pre-order, each node with its depth.
+pub fn flatten(root: &Node) -> Vec<types::Node> {
+    let mut nodes = Vec::new();
+    let mut stack = vec![(root, 0u32)];
+    while let Some((node, depth)) = stack.pop() {
+        nodes.push(types::Node {
+            depth,
+            id: node.id.clone(),
+            desc: node.desc.clone(),
+            text: node.text.clone(),
+            class: node.class_name.clone(),
+            flags: flags(node),
+            bounds: types::Bounds {
+                left: node.bounds.left,
+                top: node.bounds.top,
+                right: node.bounds.right,
+                bottom: node.bounds.bottom,
+            },
+        });
+        stack.extend(node.children.iter().rev().map(|child| (child, depth + 1)));
+    }
+    nodes
+}
+
+fn flags(node: &Node) -> types::NodeFlags {
+    let mut flags = types::NodeFlags::empty();
+    for (set, flag) in [
+        (node.clickable, types::NodeFlags::CLICKABLE),
+        (node.enabled, types::NodeFlags::ENABLED),
+        (node.checked, types::NodeFlags::CHECKED),
+        (node.focused, types::NodeFlags::FOCUSED),
+        (node.selected, types::NodeFlags::SELECTED),
+        (node.scrollable, types::NodeFlags::SCROLLABLE),
+    ] {
+        if set {
+            flags |= flag;
+        }
+    }
+    flags
+}
+
+/// The candidates in the contract's form: `id` is the index, `weight` the product
+/// of the spec's weights along the candidate's path.
+pub fn candidates(candidates: &[Candidate]) -> Vec<types::Candidate> {
+    candidates
+        .iter()
+        .enumerate()
+        .map(|(index, candidate)| types::Candidate {
+            id: u32::try_from(index).unwrap_or(u32::MAX),
+            weight: candidate.path.iter().map(|step| step.weight).product(),
+            path: candidate.path_label(),
+            action: serde_json::to_string(&candidate.action).unwrap_or_else(|_| "null".into()),
+        })
+        .collect()
+}
+
+/// A screenshot decoded to RGBA, as extractors that ask for it receive it.
+pub fn decode_screenshot(screenshot: &Screenshot) -> Result<types::Screenshot, String> {
+    let image = image::load_from_memory_with_format(&screenshot.png, image::ImageFormat::Png)
+        .map_err(|error| format!("cannot decode the screenshot: {error}"))?
+        .into_rgba8();
+    Ok(types::Screenshot {
+        width: image.width(),
+        height: image.height(),
+        rgba: image.into_raw(),
+    })
+}
+
+/// A stable abstraction of the screen: a 64-bit FNV-1a hash, in hex, of the tree's
+/// shape, classes, resource ids and content descriptions. Text is left out (it
+/// changes with data), and runs of identical siblings count once (a list of 3 or
+/// 30 rows is the same screen).
+pub fn screen_signature(root: &Node) -> String {
+    format!("{:016x}", subtree_hash(root))
+}
+
+fn subtree_hash(node: &Node) -> u64 {
+    let mut hash = Fnv::new();
+    hash.write(node.class_name.as_bytes());
+    hash.write(b"\x1f");
+    hash.write(node.id.as_bytes());
+    hash.write(b"\x1f");
+    hash.write(node.desc.as_bytes());
+    hash.write(b"\x1e");
+    let mut previous = None;
+    for child in &node.children {
+        let child_hash = subtree_hash(child);
+        if previous != Some(child_hash) {
+            hash.write(&child_hash.to_le_bytes());
+        }
+        previous = Some(child_hash);
+    }
+    hash.write(b"\x1d");
+    hash.finish()
+}
+
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 ^= u64::from(*byte);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(id: &str, text: &str, children: Vec<Node>) -> Node {
+        Node {
+            id: id.into(),
+            text: text.into(),
+            class_name: "View".into(),
+            children,
+            ..Node::default()
+        }
+    }
+
+    #[test]
+    fn signature_ignores_text_and_list_length() {
+        let short = node(
+            "root",
+            "",
+            vec![node("row", "a", vec![]), node("row", "b", vec![])],
+        );
+        let long = node(
+            "root",
+            "",
+            vec![
+                node("row", "x", vec![]),
+                node("row", "y", vec![]),
+                node("row", "z", vec![]),
+            ],
+        );
+        assert_eq!(screen_signature(&short), screen_signature(&long));
+        let other = node(
+            "root",
+            "",
+            vec![node("row", "a", vec![]), node("button", "", vec![])],
+        );
+        assert_ne!(screen_signature(&short), screen_signature(&other));
+    }
+
+    #[test]
+    fn flattening_is_pre_order_with_depths() {
+        let tree = node(
+            "a",
+            "",
+            vec![node("b", "", vec![node("c", "", vec![])]), node("d", "", vec![])],
+        );
+        let flat = flatten(&tree);
+        let order: Vec<(&str, u32)> = flat.iter().map(|n| (n.id.as_str(), n.depth)).collect();
+        assert_eq!(order, [("a", 0), ("b", 1), ("c", 2), ("d", 1)]);
+    }
+}

@@ -1,0 +1,179 @@
+//! The first-party plugins in plugins/, built from source, through the host's plugin API.
+
+mod plugin_common;
+
+use plugin_common::{candidates, component, spec, state};
+use uatu::plugin::{LoadOptions, PluginEvent, PluginSet};
+
+const FIRST_PARTY: &str = "plugins";
+
+fn options() -> LoadOptions {
+    LoadOptions {
+        no_cache: true,
+        ..LoadOptions::default()
+    }
+}
+
+#[test]
+fn coverage_guided_tries_everything_then_exploits_new_coverage() {
+    let run_dir = tempfile::tempdir().unwrap();
+    let wasm = component(FIRST_PARTY, "coverage_guided");
+    let specs = [spec(wasm, "coverage-guided", "exploration = 0.2\nseed = 7")];
+    let mut plugins = PluginSet::load(&specs, run_dir.path(), &options()).unwrap();
+    let offered = candidates();
+    let mut chosen = Vec::new();
+    let mut coverage = Some(vec![]);
+    for step in 0..40 {
+        let choice = plugins
+            .strategy_choose(&state(step, 4, coverage.clone()), &offered)
+            .unwrap()
+            .unwrap();
+        chosen.push(choice);
+        // Only the back key ever reaches new code: a fresh probe each time.
+        coverage = Some(if choice == 1 {
+            vec![format!("probe-{step}")]
+        } else {
+            vec![]
+        });
+    }
+    let mut first_three = chosen[..3].to_vec();
+    first_three.sort();
+    assert_eq!(
+        first_three,
+        [0, 1, 2],
+        "every action is tried once first: {chosen:?}"
+    );
+    let back = chosen[3..].iter().filter(|&&c| c == 1).count();
+    assert!(
+        back >= 30,
+        "the rewarding action dominates afterwards: {chosen:?}"
+    );
+    assert!(
+        plugins.take_events().is_empty(),
+        "no fallback note when coverage is reported"
+    );
+}
+
+#[test]
+fn coverage_guided_falls_back_to_screen_novelty_and_says_so_once() {
+    let run_dir = tempfile::tempdir().unwrap();
+    let wasm = component(FIRST_PARTY, "coverage_guided");
+    let mut plugins =
+        PluginSet::load(&[spec(wasm, "coverage-guided", "")], run_dir.path(), &options()).unwrap();
+    for step in 0..5 {
+        plugins
+            .strategy_choose(&state(step, 2, None), &candidates())
+            .unwrap();
+    }
+    let events = plugins.take_events();
+    assert!(
+        matches!(&events[..], [PluginEvent::Note { plugin, step: 0, message }]
+            if plugin == "coverage-guided" && message.contains("no coverage")),
+        "{events:?}"
+    );
+}
+
+fn png(width: u32, height: u32, striped: bool) -> uatu::device::model::Screenshot {
+    let image = image::RgbaImage::from_fn(width, height, |_, y| {
+        if striped && (y / 10) % 2 == 0 {
+            image::Rgba([20, 20, 200, 255])
+        } else {
+            image::Rgba([250, 250, 250, 255])
+        }
+    });
+    let mut png = Vec::new();
+    image
+        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .unwrap();
+    uatu::device::model::Screenshot { png, width, height }
+}
+
+#[test]
+fn screen_signature_matches_the_host_and_counts_screens_and_blank_frames() {
+    let run_dir = tempfile::tempdir().unwrap();
+    let wasm = component(FIRST_PARTY, "screen_signature");
+    let mut plugins = PluginSet::load(&[spec(wasm, "screen", "")], run_dir.path(), &options()).unwrap();
+    assert!(plugins.needs_screenshot());
+
+    let ledger = state(0, 5, None);
+    let values = plugins.extract(&ledger, Some(&png(60, 120, false))).unwrap();
+    let host_signature = uatu::plugin::context::screen_signature(&ledger.hierarchy);
+    assert_eq!(values["screen.signature"], host_signature.as_str());
+    assert_eq!(values["screen.distinct_screens"], 1);
+    assert_eq!(values["screen.blank_screen"], true);
+
+    // More rows, other text: the same screen.
+    let longer = plugins
+        .extract(&state(1, 9, None), Some(&png(60, 120, true)))
+        .unwrap();
+    assert_eq!(longer["screen.signature"], host_signature.as_str());
+    assert_eq!(longer["screen.distinct_screens"], 1);
+    assert_eq!(longer["screen.blank_screen"], false);
+
+    let mut other = state(2, 0, None);
+    other.hierarchy.children.pop();
+    let values = plugins.extract(&other, None).unwrap();
+    assert_ne!(values["screen.signature"], host_signature.as_str());
+    assert_eq!(values["screen.distinct_screens"], 2);
+    assert_eq!(values["screen.blank_screen"], serde_json::Value::Null);
+}
+
+#[test]
+fn junit_writes_one_test_case_per_property_into_its_own_directory() {
+    let run_dir = tempfile::tempdir().unwrap();
+    let wasm = component(FIRST_PARTY, "junit");
+    let mut plugins = PluginSet::load(&[spec(wasm, "junit", "")], run_dir.path(), &options()).unwrap();
+    plugins
+        .sink_run_start(&serde_json::json!({"seed": 42, "spec": "specs/folio.ts"}))
+        .unwrap();
+    for step in 0..3 {
+        plugins
+            .sink_step(
+                step,
+                &serde_json::json!({"step": step, "state": {"time": step * 100}}),
+            )
+            .unwrap();
+    }
+    let summary = serde_json::json!({
+        "properties": [
+            {"name": "balance-never-negative", "verdict": "holds"},
+            {"name": "no-duplicate-<entries>", "verdict": "violated", "firstViolationStep": 2,
+             "message": "entry \"rent\" twice"},
+            {"name": "eventually-synced", "verdict": "unmet"},
+        ],
+        "rerun": "uatu run --spec specs/folio.ts --seed 42 --max-steps 3",
+    });
+    plugins.sink_run_end(&summary).unwrap();
+
+    let xml = std::fs::read_to_string(run_dir.path().join("plugins/junit/junit.xml")).unwrap();
+    let document = roxmltree::Document::parse(&xml).expect("junit.xml is well-formed XML");
+    let suite = document
+        .descendants()
+        .find(|n| n.has_tag_name("testsuite"))
+        .unwrap();
+    assert_eq!(suite.attribute("name"), Some("folio.ts"));
+    assert_eq!(suite.attribute("tests"), Some("3"));
+    assert_eq!(suite.attribute("failures"), Some("1"));
+    let cases: Vec<_> = suite.children().filter(|n| n.has_tag_name("testcase")).collect();
+    let names: Vec<_> = cases.iter().filter_map(|c| c.attribute("name")).collect();
+    assert_eq!(
+        names,
+        [
+            "balance-never-negative",
+            "no-duplicate-<entries>",
+            "eventually-synced"
+        ]
+    );
+    let failure = cases[1]
+        .children()
+        .find(|n| n.has_tag_name("failure"))
+        .expect("a failure");
+    assert!(failure.attribute("message").unwrap().contains("at step 2"));
+    let body = failure.text().unwrap();
+    assert!(
+        body.contains("re-run: uatu run --spec specs/folio.ts --seed 42"),
+        "{body}"
+    );
+    assert!(body.contains("entry \"rent\" twice"), "{body}");
+    assert!(cases[2].children().any(|n| n.has_tag_name("skipped")));
+}
