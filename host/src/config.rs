@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::cli::RunArgs;
+pub use crate::plugin::OnPluginError;
 
 /// The name of the file read when `--config` is not given.
 pub const DEFAULT_CONFIG_FILE: &str = "uatu.toml";
@@ -99,17 +100,6 @@ impl FileConfig {
         })?;
         FileConfig::parse(&text, &path)
     }
-}
-
-/// What to do when a plugin fails during a run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum OnPluginError {
-    /// End the run with exit code 2 (the trace stays complete).
-    #[default]
-    Stop,
-    /// Record the error, unload the plugin, and go on without it.
-    Disable,
 }
 
 /// The device to drive.

@@ -176,8 +176,7 @@ pub enum PluginEvent {
 }
 
 /// A loaded plugin as `meta.json` lists it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct PluginMeta {
     pub name: String,
     pub path: PathBuf,
@@ -190,7 +189,7 @@ pub struct PluginMeta {
     /// The whole `[plugins.<name>]` table.
     pub config: serde_json::Value,
     /// Why it was disabled during the run, if it was.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disabled: Option<String>,
 }
 

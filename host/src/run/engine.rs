@@ -17,6 +17,7 @@ use crate::device::agent::{AgentListener, ListenerConfig};
 use crate::device::{CallTimeouts, DeviceError, Driver, GrpcDriver, LogLevel};
 use crate::exit::{self, Status};
 use crate::ltl::{Formula, PredicateError, PredicateValue};
+use crate::plugin::{LoadOptions, PluginEvent, PluginSet, PluginSpec};
 use crate::run::strategy::choose_weighted;
 use crate::run::target::resolve_action;
 use crate::run::verify::{Verifier, count_verdicts};
@@ -38,6 +39,7 @@ enum Stop {
     Interrupted,
     DeviceLost,
     SpecError,
+    PluginError,
 }
 
 impl Stop {
@@ -49,6 +51,7 @@ impl Stop {
             Stop::Interrupted => "interrupted",
             Stop::DeviceLost => "device-lost",
             Stop::SpecError => "spec-error",
+            Stop::PluginError => "plugin-error",
         }
     }
 }
@@ -126,7 +129,32 @@ pub async fn execute(config: RunConfig, interrupted: Arc<AtomicBool>) -> anyhow:
         ended_at: None,
         rerun: rerun.clone(),
     };
+    let plugin_specs: Vec<PluginSpec> = config
+        .plugins
+        .iter()
+        .map(|choice| PluginSpec {
+            path: choice.path.clone(),
+            name: choice.name.clone(),
+            config: choice.config.clone(),
+        })
+        .collect();
+    let load_options = LoadOptions {
+        on_error: config.on_plugin_error,
+        ..LoadOptions::default()
+    };
+    // Plugin calls block (WASI runs its own executor): keep them off the async workers.
+    let mut plugins =
+        match tokio::task::block_in_place(|| PluginSet::load(&plugin_specs, run_dir.path(), &load_options)) {
+            Ok(plugins) => plugins,
+            Err(error) => {
+                // Nothing ran: leave no half-made run directory behind.
+                let _ = std::fs::remove_dir_all(run_dir.path());
+                return Err(exit::usage(error));
+            }
+        };
+    meta.plugins = plugins.plugins_meta();
     run_dir.write_meta(&meta)?;
+    tokio::task::block_in_place(|| plugins.sink_run_start(&meta)).map_err(exit::usage)?;
 
     let mut session = Session {
         config: &config,
@@ -142,6 +170,7 @@ pub async fn execute(config: RunConfig, interrupted: Arc<AtomicBool>) -> anyhow:
         last_action: None,
         progress: progress_bar(&config),
         violated: 0,
+        plugins: &mut plugins,
     };
     let (steps, stop, error) = session.drive(started_wall, &interrupted).await;
     let counts = session.counts.clone();
@@ -152,7 +181,7 @@ pub async fn execute(config: RunConfig, interrupted: Arc<AtomicBool>) -> anyhow:
     count_verdicts(&properties, &mut counts);
     let status = match stop {
         Stop::DeviceLost => Status::Infrastructure,
-        Stop::SpecError => Status::Usage,
+        Stop::SpecError | Stop::PluginError => Status::Usage,
         _ if verifier.fails_run(config.strict) => Status::Violated,
         _ => Status::Ok,
     };
@@ -168,8 +197,11 @@ pub async fn execute(config: RunConfig, interrupted: Arc<AtomicBool>) -> anyhow:
         rerun,
     };
     run_dir.write_summary(&summary)?;
+    let sink_error = tokio::task::block_in_place(|| plugins.sink_run_end(&summary)).err();
+    meta.plugins = plugins.plugins_meta();
     meta.ended_at = Some(rfc3339(time::OffsetDateTime::now_utc()));
     run_dir.write_meta(&meta)?;
+    let error = error.or(sink_error.map(exit::usage));
     if let Some(sim) = sim {
         // The run is recorded; a simulator that fails to stop cleanly changes nothing.
         let _ = sim.shutdown().await;
@@ -231,6 +263,7 @@ struct Session<'a> {
     progress: indicatif::ProgressBar,
     /// Properties violated so far, for the progress line.
     violated: usize,
+    plugins: &'a mut PluginSet,
 }
 
 impl Session<'_> {
@@ -278,6 +311,10 @@ impl Session<'_> {
                 Err(StepFailure::Spec(error)) => {
                     steps.count += 1;
                     return (steps, Stop::SpecError, Some(error));
+                }
+                Err(StepFailure::Plugin(error)) => {
+                    steps.count += 1;
+                    return (steps, Stop::PluginError, Some(error));
                 }
                 Err(StepFailure::Trace(error)) => return (steps, Stop::DeviceLost, Some(error)),
             }
@@ -345,11 +382,14 @@ impl Session<'_> {
             metrics.device_cpu_percent = Some(m.cpu_percent);
             metrics.device_memory_bytes = Some(m.memory_bytes);
         }
-        let screenshot_path = match screenshot {
-            Some(Ok(shot)) => Some(
-                self.run_dir
-                    .write_screenshot(index, &shot.png)
-                    .map_err(StepFailure::trace)?,
+        let (screenshot_path, screenshot) = match screenshot {
+            Some(Ok(shot)) => (
+                Some(
+                    self.run_dir
+                        .write_screenshot(index, &shot.png)
+                        .map_err(StepFailure::trace)?,
+                ),
+                Some(shot),
             ),
             Some(Err(error)) => {
                 events.push(Event::DeviceRetry {
@@ -357,9 +397,9 @@ impl Session<'_> {
                     error: error.to_string(),
                     gave_up: true,
                 });
-                None
+                (None, None)
             }
-            None => None,
+            None => (None, None),
         };
         metrics.capture_us = capture_started.elapsed().as_micros() as u64;
 
@@ -405,7 +445,7 @@ impl Session<'_> {
         };
         metrics.agent_us = agent_started.elapsed().as_micros() as u64;
         logs.extend(app_state.logs);
-        let state = State {
+        let mut state = State {
             step: index,
             time,
             screen: hierarchy.screen,
@@ -416,6 +456,17 @@ impl Session<'_> {
             coverage: app_state.coverage,
             last_action: self.last_action.take(),
         };
+        let plugins_started = Instant::now();
+        let plugins = &mut *self.plugins;
+        let extracted = tokio::task::block_in_place(|| plugins.extract(&state, screenshot.as_ref()));
+        match extracted {
+            Ok(values) => state.snapshots.extend(values),
+            Err(error) => {
+                let _ = self.agent.resume().await;
+                return Err(StepFailure::Plugin(exit::usage(error)));
+            }
+        }
+        metrics.plugins_us = plugins_started.elapsed().as_micros() as u64;
 
         let spec_started = Instant::now();
         let spec_step = match self.spec.step(&state) {
@@ -466,10 +517,22 @@ impl Session<'_> {
                 .step(index, time, &predicates, state.last_action.as_ref());
         metrics.ltl_us = ltl_started.elapsed().as_micros() as u64;
         self.violated += violations.len();
-        self.progress.set_message(format!("screen {} · {} violated", screen_name(&state), self.violated));
+        self.progress.set_message(format!(
+            "screen {} · {} violated",
+            screen_name(&state),
+            self.violated
+        ));
         events.extend(violations);
 
-        let action = self.choose(&spec_step.candidates, &state, &mut events);
+        let plugins_started = Instant::now();
+        let action = match self.choose(&spec_step.candidates, &state, &mut events) {
+            Ok(action) => action,
+            Err(error) => {
+                let _ = self.agent.resume().await;
+                return Err(StepFailure::Plugin(exit::usage(error)));
+            }
+        };
+        metrics.plugins_us += plugins_started.elapsed().as_micros() as u64;
         let record = StepRecord {
             step: index,
             time,
@@ -485,6 +548,11 @@ impl Session<'_> {
         };
         // Record before resuming: whatever happens next, this step is kept.
         self.run_dir.append_step(&record).map_err(StepFailure::trace)?;
+        let plugins = &mut *self.plugins;
+        if let Err(error) = tokio::task::block_in_place(|| plugins.sink_step(index, &record)) {
+            let _ = self.agent.resume().await;
+            return Err(StepFailure::Plugin(exit::usage(error)));
+        }
 
         let dispatch_started = Instant::now();
         let _ = self.agent.resume().await;
@@ -509,17 +577,36 @@ impl Session<'_> {
         candidates: &[Candidate],
         state: &State,
         events: &mut Vec<Event>,
-    ) -> Option<ResolvedAction> {
+    ) -> Result<Option<ResolvedAction>, crate::plugin::PluginError> {
         let mut remaining: Vec<Candidate> = candidates.to_vec();
+        let plugins = &mut *self.plugins;
+        let plugin_choice = tokio::task::block_in_place(|| plugins.strategy_choose(state, candidates));
+        for event in self.plugins.take_events() {
+            events.push(match event {
+                PluginEvent::Note { plugin, message, .. } => Event::Plugin { plugin, message },
+                PluginEvent::Disabled { plugin, error, .. } => Event::Plugin {
+                    plugin,
+                    message: format!("disabled: {error}"),
+                },
+            });
+        }
+        // A strategy's choice whose target is not on screen falls back to the built-in draw.
+        if let Some(index) = plugin_choice? {
+            let candidate = remaining.swap_remove(index);
+            if let Ok(resolved) = resolve_action(&candidate.action, candidate.path_label(), &state.hierarchy)
+            {
+                return Ok(Some(resolved));
+            }
+        }
         while let Some(index) = choose_weighted(&remaining, &mut self.rng) {
             let candidate = remaining.swap_remove(index);
             if let Ok(resolved) = resolve_action(&candidate.action, candidate.path_label(), &state.hierarchy)
             {
-                return Some(resolved);
+                return Ok(Some(resolved));
             }
         }
         events.push(Event::NoAction);
-        None
+        Ok(None)
     }
 
     async fn dispatch(&self, action: &ResolvedAction) -> anyhow::Result<()> {
@@ -555,6 +642,7 @@ impl Session<'_> {
 enum StepFailure {
     DeviceLost(anyhow::Error),
     Spec(anyhow::Error),
+    Plugin(anyhow::Error),
     Trace(anyhow::Error),
 }
 
@@ -607,7 +695,7 @@ fn progress_bar(config: &RunConfig) -> indicatif::ProgressBar {
             Some(_) => "{spinner} step {pos}/{len} [{elapsed}] {msg}",
             None => "{spinner} step {pos} [{elapsed}] {msg}",
         })
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     bar
 }

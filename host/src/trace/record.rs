@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::action::ResolvedAction;
+pub use crate::plugin::PluginMeta;
 use crate::state::State;
 
 /// `meta.json`: what ran, against what, with which seeds; rewritten at the end.
@@ -51,16 +52,6 @@ pub struct DeviceMeta {
     /// Simulator settings (bugs, latency, seed), when the device is the simulator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sim: Option<serde_json::Value>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PluginMeta {
-    pub name: String,
-    pub kind: String,
-    pub path: String,
-    pub sha256: String,
-    #[serde(default)]
-    pub config: serde_json::Value,
 }
 
 /// One line of `trace.jsonl`: everything about one step.

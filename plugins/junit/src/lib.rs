@@ -4,7 +4,7 @@
 //!
 //! It reads the run summary's `properties` (an array of objects, or an object
 //! keyed by property name) with `name`, `verdict` (`holds`, `violated`, `unmet`,
-//! ...), the first violating step (`firstViolationStep`, `violationStep`,
+//! ...), the first violating step (`first_violation_step` as in summary.json, `firstViolationStep`, `violationStep`,
 //! `violation.step` or `step`) and an optional `message`; and the summary's
 //! re-run command (`rerun`, `rerunCommand` or `reproduce`).
 //!
@@ -45,7 +45,7 @@ fn first_str<'a>(value: &'a Value, keys: &[&str]) -> Option<&'a str> {
 }
 
 fn violation_step(property: &Value) -> Option<u64> {
-    ["firstViolationStep", "violationStep", "step"]
+    ["first_violation_step", "firstViolationStep", "violationStep", "step"]
         .iter()
         .find_map(|key| property.get(*key).and_then(Value::as_u64))
         .or_else(|| property.get("violation").and_then(|v| v.get("step")).and_then(Value::as_u64))
