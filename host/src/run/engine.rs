@@ -168,6 +168,7 @@ pub async fn execute(config: RunConfig, interrupted: Arc<AtomicBool>) -> anyhow:
         device_start_ms: 0,
         last_log_ms: 0,
         last_action: None,
+        previous_dispatch_us: 0,
         progress: progress_bar(&config),
         violated: 0,
         plugins: &mut plugins,
@@ -260,6 +261,9 @@ struct Session<'a> {
     device_start_ms: u64,
     last_log_ms: u64,
     last_action: Option<ResolvedAction>,
+    /// A step's record is written before its action is dispatched, so the dispatch time
+    /// lands in the next step's record.
+    previous_dispatch_us: u64,
     progress: indicatif::ProgressBar,
     /// Properties violated so far, for the progress line.
     violated: usize,
@@ -341,7 +345,10 @@ impl Session<'_> {
     /// One step; returns its time.
     async fn step(&mut self, index: u64) -> Result<u64, StepFailure> {
         let mut events = Vec::new();
-        let mut metrics = StepMetrics::default();
+        let mut metrics = StepMetrics {
+            dispatch_us: self.previous_dispatch_us,
+            ..StepMetrics::default()
+        };
         let capture_started = Instant::now();
         let idle = retry_once(&mut events, "WaitForIdle", || {
             self.driver.wait_for_idle(IDLE_TIMEOUT)
@@ -565,7 +572,7 @@ impl Session<'_> {
                 .await
                 .map_err(StepFailure::device)?;
         }
-        let _ = dispatch_started;
+        self.previous_dispatch_us = dispatch_started.elapsed().as_micros() as u64;
         self.last_action = action;
         Ok(time)
     }
