@@ -319,3 +319,62 @@ fn a_host_killed_mid_run_leaves_a_readable_trace() {
     let report: Value = serde_json::from_slice(&out.stdout).expect("check prints JSON");
     assert_eq!(report["steps"].as_u64(), Some(steps.len() as u64));
 }
+
+#[test]
+fn ctrl_c_ends_the_run_cleanly_with_a_summary() {
+    let output = tempfile::tempdir().expect("temp dir");
+    let child = Command::new(env!("CARGO_BIN_EXE_uatu"))
+        .args([
+            "run",
+            "--spec",
+            SPEC,
+            "--seed",
+            "4",
+            "--max-steps",
+            "100000",
+            "--sim-latency",
+            "0",
+            "--json",
+        ])
+        .args(["--sim-bugs", "none", "--no-screenshots", "--output"])
+        .arg(output.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("starts uatu");
+    // Wait until it is stepping, then interrupt it as Ctrl-C would.
+    loop {
+        let stepping = std::fs::read_dir(output.path())
+            .ok()
+            .and_then(|mut dirs| dirs.next())
+            .and_then(Result::ok)
+            .and_then(|dir| std::fs::metadata(dir.path().join("trace.jsonl")).ok())
+            .is_some_and(|m| m.len() > 50_000);
+        if stepping {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let out = child.wait_with_output().expect("uatu ends");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "no violation with bugs off, interrupted cleanly"
+    );
+    let summary: Value = serde_json::from_slice(&out.stdout).expect("the summary is printed");
+    assert_eq!(summary["stopped"], "interrupted");
+    let run_dir = PathBuf::from(summary["run_dir"].as_str().expect("run dir"));
+    assert!(run_dir.join("summary.json").is_file());
+    let meta: Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("meta.json")).expect("meta")).expect("json");
+    assert!(meta["ended_at"].is_string());
+    assert_eq!(
+        read_steps(&run_dir).expect("trace").len() as u64,
+        summary["steps"].as_u64().expect("steps")
+    );
+}
