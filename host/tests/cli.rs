@@ -95,3 +95,27 @@ fn doctor_fails_with_3_when_the_sidecar_is_unreachable() {
         "{stdout}"
     );
 }
+
+#[test]
+fn an_unreachable_device_is_an_infrastructure_failure_naming_it() {
+    let spec = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/folio/spec.ts");
+    let output = tempfile::tempdir().expect("temp dir");
+    let out = output.path().display().to_string();
+    let (code, _, stderr) = uatu(&[
+        "run",
+        "--spec",
+        spec,
+        "--device",
+        "sidecar:127.0.0.1:9",
+        "--output",
+        &out,
+    ]);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("127.0.0.1:9"), "{stderr}");
+    assert!(
+        std::fs::read_dir(output.path())
+            .map(|d| d.count() == 0)
+            .unwrap_or(true),
+        "no run directory left"
+    );
+}
