@@ -168,7 +168,7 @@ impl Driver for SimDriver {
         self.delay().await;
         let hierarchy = self.device.lock().folio.hierarchy();
         Ok(Response::new(proto::HierarchyResponse {
-            root: Some(node_to_proto(&hierarchy.root)),
+            root: Some(crate::device::grpc::to_proto_node(&hierarchy.root)),
             screen_width: hierarchy.screen.width,
             screen_height: hierarchy.screen.height,
         }))
@@ -258,29 +258,6 @@ pub(crate) fn metrics(folio: &Folio) -> (f64, u64) {
         + txns as u64 * 2 * 1024
         + (mix >> 40) % (4 * 1024 * 1024);
     (cpu, memory)
-}
-
-pub(crate) fn node_to_proto(node: &Node) -> proto::Node {
-    proto::Node {
-        resource_id: node.id.clone(),
-        text: node.text.clone(),
-        content_description: node.desc.clone(),
-        class_name: node.class_name.clone(),
-        package: node.package.clone(),
-        clickable: node.clickable,
-        enabled: node.enabled,
-        checked: node.checked,
-        focused: node.focused,
-        selected: node.selected,
-        scrollable: node.scrollable,
-        bounds: Some(proto::Bounds {
-            left: node.bounds.left,
-            top: node.bounds.top,
-            right: node.bounds.right,
-            bottom: node.bounds.bottom,
-        }),
-        children: node.children.iter().map(node_to_proto).collect(),
-    }
 }
 
 fn level_from_proto(level: proto::LogLevel) -> LogLevel {
