@@ -160,7 +160,7 @@ fn to_proto_point(point: Point) -> proto::Point {
     }
 }
 
-pub(crate) fn to_proto_key(key: Key) -> proto::Key {
+pub fn to_proto_key(key: Key) -> proto::Key {
     match key {
         Key::Back => proto::Key::Back,
         Key::Home => proto::Key::Home,
@@ -173,7 +173,23 @@ pub(crate) fn to_proto_key(key: Key) -> proto::Key {
     }
 }
 
-pub(crate) fn to_proto_level(level: LogLevel) -> proto::LogLevel {
+/// The model key of a wire value, as a driver server reads it; `None` for
+/// unspecified or unknown values.
+pub fn from_proto_key(value: i32) -> Option<Key> {
+    match proto::Key::try_from(value).ok()? {
+        proto::Key::Unspecified => None,
+        proto::Key::Back => Some(Key::Back),
+        proto::Key::Home => Some(Key::Home),
+        proto::Key::Enter => Some(Key::Enter),
+        proto::Key::Tab => Some(Key::Tab),
+        proto::Key::Up => Some(Key::Up),
+        proto::Key::Down => Some(Key::Down),
+        proto::Key::Left => Some(Key::Left),
+        proto::Key::Right => Some(Key::Right),
+    }
+}
+
+pub fn to_proto_level(level: LogLevel) -> proto::LogLevel {
     match level {
         LogLevel::Verbose => proto::LogLevel::Verbose,
         LogLevel::Debug => proto::LogLevel::Debug,
@@ -185,7 +201,7 @@ pub(crate) fn to_proto_level(level: LogLevel) -> proto::LogLevel {
 }
 
 /// The model level of a wire value; `None` for unspecified or unknown values.
-pub(crate) fn from_proto_level(value: i32) -> Option<LogLevel> {
+pub fn from_proto_level(value: i32) -> Option<LogLevel> {
     match proto::LogLevel::try_from(value).ok()? {
         proto::LogLevel::Unspecified => None,
         proto::LogLevel::Verbose => Some(LogLevel::Verbose),
@@ -198,7 +214,7 @@ pub(crate) fn from_proto_level(value: i32) -> Option<LogLevel> {
 }
 
 /// A node of the tree; missing bounds become empty bounds at the origin.
-pub(crate) fn from_proto_node(node: proto::Node) -> Node {
+pub fn from_proto_node(node: proto::Node) -> Node {
     let bounds = node.bounds.map_or_else(Bounds::default, |b| Bounds {
         left: b.left,
         top: b.top,
@@ -518,6 +534,24 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(from_proto_node(to_proto_node(&node)), node);
+    }
+
+    #[test]
+    fn keys_survive_the_wire_form() {
+        for key in [
+            Key::Back,
+            Key::Home,
+            Key::Enter,
+            Key::Tab,
+            Key::Up,
+            Key::Down,
+            Key::Left,
+            Key::Right,
+        ] {
+            assert_eq!(from_proto_key(to_proto_key(key).into()), Some(key));
+        }
+        assert_eq!(from_proto_key(0), None);
+        assert_eq!(from_proto_key(77), None);
     }
 
     #[test]

@@ -535,13 +535,13 @@ async fn handle_client(shared: Arc<Shared>, stream: UnixStream) {
         {
             slot.writer = None;
         }
+        shared.status.send_modify(|s| {
+            if s.connected == Some(connection) {
+                s.connected = None;
+            }
+            s.last_disconnect = Some(reason);
+        });
     }
-    shared.status.send_modify(|s| {
-        if s.connected == Some(connection) {
-            s.connected = None;
-        }
-        s.last_disconnect = Some(reason);
-    });
     drain(reader).await;
 }
 
@@ -576,12 +576,16 @@ async fn serve(
         Ok(hello) => hello,
         Err(reason) => return reason,
     };
-    shared.slot().writer = Some((connection, writer.clone()));
-    shared.status.send_modify(|s| {
-        s.connected = Some(connection);
-        s.last_hello = Some(hello);
-        s.connections += 1;
-    });
+    {
+        // Under the slot lock, so whoever sees the writer also sees the status saying attached.
+        let mut slot = shared.slot();
+        slot.writer = Some((connection, writer.clone()));
+        shared.status.send_modify(|s| {
+            s.connected = Some(connection);
+            s.last_hello = Some(hello);
+            s.connections += 1;
+        });
+    }
     loop {
         match frame::read_frame(reader).await {
             Ok(Message::State {
