@@ -419,3 +419,24 @@ async fn a_client_that_never_says_hello_times_out() {
         DisconnectReason::HelloTimeout(_)
     ));
 }
+
+#[tokio::test]
+async fn a_socket_path_too_long_for_unix_sockets_is_a_setup_error_naming_it() {
+    let parent = tempfile::tempdir().expect("temp dir");
+    let deep = parent.path().join("d".repeat(120));
+    std::fs::create_dir(&deep).expect("creates a deep dir");
+    let error = AgentListener::bind(ListenerConfig {
+        parent: Some(deep.clone()),
+        ..ListenerConfig::default()
+    })
+    .await
+    .err()
+    .expect("the socket path is too long");
+    assert!(matches!(error, AgentError::Setup { .. }), "{error}");
+    assert!(error.to_string().contains(&"d".repeat(120)), "{error}");
+    let leftovers: Vec<_> = std::fs::read_dir(&deep).expect("reads").collect();
+    assert!(
+        leftovers.is_empty(),
+        "the private dir is cleaned up: {leftovers:?}"
+    );
+}
