@@ -8,7 +8,10 @@ mod wasm_toolchain;
 use std::path::{Path, PathBuf};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Read at run time, not with `env!`: a build script compiled in one checkout and
+    // reused from a copied target directory must still look at this checkout.
+    let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?);
+    let manifest_dir = manifest_dir.as_path();
     let proto_dir = manifest_dir.join("../proto");
     let driver_proto = proto_dir.join("driver.proto");
     println!("cargo:rerun-if-changed={}", driver_proto.display());
