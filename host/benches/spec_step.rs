@@ -1,6 +1,13 @@
 //! Spec step cost: one `SpecInstance::step` call (state in, results out) on a
 //! Folio-like spec with a 300-node hierarchy, and `uatu build` with a warm cache.
 //!
+//! A step costs most where the state changed (changed snapshots are re-sent and
+//! re-parsed, a changed screen drops the query answers), so each spec runs over
+//! three sequences of 1,000 states: `steady` (nothing changes but the step),
+//! `run-like` (each snapshot and the hierarchy change with the rates measured in a
+//! 2,000-step Folio run, see `RUN_LIKE_RATES`) and `all-new` (every snapshot and
+//! the text of every element change at every step).
+//!
 //! Run: `cargo bench -p uatu --bench spec_step` (or add `--profile dev` to skip
 //! the release build; the guest runs the same Cranelift code either way).
 
@@ -105,6 +112,10 @@ fn state(step: u64) -> State {
     snapshots.insert("accounts_folio".into(), folio_accounts.into());
     snapshots.insert("ledger_rows".into(), folio_rows.into());
     snapshots.insert("active_account_id".into(), "a3".into());
+    snapshots.insert(
+        "ledger_balance".into(),
+        (0..60).map(|i| 25 * i + 1).sum::<i64>().into(),
+    );
     snapshots.insert("form_errors".into(), serde_json::json!({}));
     snapshots.insert("focused_input".into(), serde_json::Value::Null);
     State {
@@ -125,27 +136,154 @@ fn percentile(samples: &mut [Duration], p: f64) -> Duration {
     samples[((samples.len() - 1) as f64 * p).round() as usize]
 }
 
-/// p50/p90/p99 of `rounds` passes over `states`, after one warm-up pass.
-fn measure(instance: &mut SpecInstance, states: &[State], rounds: u64) -> anyhow::Result<[Duration; 3]> {
-    for state in states {
+/// How often each snapshot, and the hierarchy, changed from one step to the next
+/// in `uatu run --spec examples/folio/spec.ts --seed 7 --max-steps 2000 --sim-latency 0`.
+const RUN_LIKE_RATES: &[(&str, f64)] = &[
+    ("hierarchy", 0.84),
+    ("route", 0.44),
+    ("ledger_balance", 0.35),
+    ("focused_input", 0.29),
+    ("active_account_id", 0.13),
+    ("ledger_rows", 0.12),
+    ("form_errors", 0.10),
+    ("accounts", 0.03),
+    ("auth_pending", 0.02),
+];
+
+#[derive(Clone, Copy)]
+enum Changes {
+    Steady,
+    RunLike,
+    AllNew,
+}
+
+impl Changes {
+    fn name(self) -> &'static str {
+        match self {
+            Changes::Steady => "steady",
+            Changes::RunLike => "run-like",
+            Changes::AllNew => "all-new",
+        }
+    }
+}
+
+/// A deterministic sequence of `len` states from `base`, changing as `changes` says.
+fn sequence(base: &State, changes: Changes, len: u64) -> Vec<State> {
+    let mut random = 0x2545_f491_4f6c_dd1du64;
+    let mut coin = |p: f64| {
+        random ^= random << 13;
+        random ^= random >> 7;
+        random ^= random << 17;
+        (random % 10_000) as f64 / 10_000.0 < p
+    };
+    let mut state = base.clone();
+    (0..len)
+        .map(|step| {
+            state.step = step;
+            state.time = step * 700;
+            for &(key, rate) in RUN_LIKE_RATES {
+                let change = match changes {
+                    Changes::Steady => false,
+                    Changes::RunLike => coin(rate),
+                    Changes::AllNew => true,
+                };
+                if change {
+                    change_part(&mut state, key, step);
+                }
+            }
+            if let Changes::AllNew = changes {
+                for key in ["accounts_folio", "ledger", "totalCents"] {
+                    change_part(&mut state, key, step);
+                }
+                // Every element, so that no query answer is the same as before.
+                retext(&mut state.hierarchy, step);
+            }
+            state.clone()
+        })
+        .collect()
+}
+
+fn retext(node: &mut Node, step: u64) {
+    node.text = format!("{} {step}", node.text.split(' ').next().unwrap_or_default());
+    for child in &mut node.children {
+        retext(child, step);
+    }
+}
+
+/// Gives one part of the state a new value (the same shape, other numbers).
+fn change_part(state: &mut State, key: &str, step: u64) {
+    if key == "hierarchy" {
+        // A field's text: the typing and counters that change most screens.
+        state.hierarchy.children[2].text = format!("{}.{:02}", step / 100, step % 100);
+        return;
+    }
+    let step = step as i64;
+    let value = match state.snapshots.get_mut(key) {
+        Some(value) => value,
+        None => return,
+    };
+    match value {
+        serde_json::Value::Array(items) => {
+            // A new row or balance replaces an old one.
+            let index = step as usize % items.len().max(1);
+            if let Some(serde_json::Value::Object(item)) = items.get_mut(index) {
+                for field in ["amount_cents", "balance_cents", "amountCents", "balanceCents"] {
+                    if item.contains_key(field) {
+                        item.insert(field.into(), (step * 25).into());
+                    }
+                }
+            }
+        }
+        serde_json::Value::Number(_) => *value = (step * 25).into(),
+        serde_json::Value::Bool(b) => *b = !*b,
+        serde_json::Value::Object(map) => {
+            if map.is_empty() {
+                map.insert("amount".into(), "not a number".into());
+            } else {
+                map.clear();
+            }
+        }
+        _ => {
+            *value = match key {
+                "route" => ["ledger", "add_txn"][step as usize % 2].into(),
+                _ => format!("{key}-{}", step % 7).into(),
+            }
+        }
+    }
+}
+
+/// p50/p90/p99 of one pass over `states`, after a warm-up pass over the first 50.
+fn measure(instance: &mut SpecInstance, states: &[State]) -> anyhow::Result<[Duration; 3]> {
+    for state in states.iter().take(50) {
         instance.step(state)?;
     }
     let mut samples = Vec::new();
-    for round in 0..rounds {
-        for state in states {
-            let mut state = state.clone();
-            state.step += states.len() as u64 * (round + 1);
-            let started = Instant::now();
-            let step = instance.step(&state)?;
-            samples.push(started.elapsed());
-            assert!(!step.candidates.is_empty());
-        }
+    for state in states {
+        let mut state = state.clone();
+        state.step += 50;
+        let started = Instant::now();
+        let step = instance.step(&state)?;
+        samples.push(started.elapsed());
+        assert!(!step.candidates.is_empty());
     }
     Ok([
         percentile(&mut samples, 0.5),
         percentile(&mut samples, 0.9),
         percentile(&mut samples, 0.99),
     ])
+}
+
+/// Each sequence, on a fresh instance of `module`.
+fn measure_all(module: &SpecModule, base: &State) -> anyhow::Result<Vec<(Changes, [Duration; 3])>> {
+    [Changes::Steady, Changes::RunLike, Changes::AllNew]
+        .into_iter()
+        .map(|changes| {
+            let mut instance = SpecInstance::new(module, SpecLimits::default())?;
+            instance.load(module, 1)?;
+            let times = measure(&mut instance, &sequence(base, changes, 1000))?;
+            Ok((changes, times))
+        })
+        .collect()
 }
 
 fn main() -> anyhow::Result<()> {
@@ -159,26 +297,17 @@ fn main() -> anyhow::Result<()> {
     instance.load(&module, 1)?;
     let load = started.elapsed();
 
-    let states: Vec<State> = (0..50).map(state).collect();
-    let state_json = serde_json::to_vec(&states[0])?.len();
-    let [p50, p90, p99] = measure(&mut instance, &states, 20)?;
+    let base = state(0);
+    let state_json = serde_json::to_vec(&base)?.len();
+    let bench_times = measure_all(&module, &base)?;
 
     // The example Folio spec, on the same tree with Folio's snapshot keys.
     let folio = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/folio/spec.ts");
     let folio_module = uatu::spec::build(&folio)?;
-    let mut folio_instance = SpecInstance::new(&folio_module, SpecLimits::default())?;
-    folio_instance.load(&folio_module, 1)?;
-    let folio_states: Vec<State> = states
-        .iter()
-        .map(|s| {
-            let mut s = s.clone();
-            let accounts = s.snapshots.remove("accounts_folio").unwrap_or_default();
-            s.snapshots.insert("accounts".into(), accounts);
-            s.snapshots.insert("route".into(), "ledger".into());
-            s
-        })
-        .collect();
-    let folio_times = measure(&mut folio_instance, &folio_states, 20)?;
+    let mut folio_base = base.clone();
+    let accounts = folio_base.snapshots.remove("accounts_folio").unwrap_or_default();
+    folio_base.snapshots.insert("accounts".into(), accounts);
+    let folio_times = measure_all(&folio_module, &folio_base)?;
     let started = Instant::now();
     uatu::spec::build(&folio)?;
     let folio_build = started.elapsed();
@@ -207,12 +336,16 @@ fn main() -> anyhow::Result<()> {
             .collect::<Vec<_>>()
             .join(" ")
     );
-    println!("tests/specs/bench.ts step, 300-node hierarchy ({state_json} bytes of state JSON), 1000 steps:");
-    println!("  p50 {:?}  p90 {:?}  p99 {:?}", p50, p90, p99);
-    println!(
-        "examples/folio/spec.ts step: p50 {:?}  p90 {:?}  p99 {:?}; build {:?}",
-        folio_times[0], folio_times[1], folio_times[2], folio_build
-    );
+    for (spec, times) in [
+        ("examples/folio/spec.ts", &folio_times),
+        ("tests/specs/bench.ts", &bench_times),
+    ] {
+        println!("{spec} step, 300-node hierarchy ({state_json} bytes of state JSON), 1,000 steps:");
+        for (changes, [p50, p90, p99]) in times {
+            println!("  {:<9} p50 {p50:?}  p90 {p90:?}  p99 {p99:?}", changes.name());
+        }
+    }
+    println!("examples/folio/spec.ts build (warm cache): {folio_build:?}");
     println!("first build (provider compile + esbuild + QuickJS): {cold_build:?}");
     println!("instance + load: {load:?}");
     println!(

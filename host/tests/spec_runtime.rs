@@ -483,3 +483,107 @@ fn instances_can_move_between_threads() {
         .unwrap();
     assert!(step > 0);
 }
+
+/// The host sends only changed snapshots and the runtime sends back only changed
+/// extractor values; what a spec sees and what a step reports must not show it.
+#[test]
+fn unchanged_snapshots_and_screens_read_the_same_as_new_ones() {
+    let (_dir, path) = spec_file(
+        "incremental.ts",
+        r#"import { always, extract, waitOnce } from "@uatu/spec";
+const rows = extract((s) => (s.snapshots.rows ?? null) as number[] | null, "rows");
+const counter = extract((s) => s.snapshots.counter as number | undefined, "counter");
+const amount = extract((s) => s.ax.find("id:amount")?.text ?? "", "amount");
+const rowEls = extract((s) => s.ax.findAll("descPrefix:row_"), "rowEls");
+const rowsKept = extract(() => rows.current === rows.previous, "rowsKept");
+const rowElsKept = extract(() => rowEls.current[0] === rowEls.previous?.[0], "rowElsKept");
+export const properties = {
+  hasRows: always(() => rows.current !== null),
+  amountIs12: always(() => amount.current === "12.50"),
+};
+export const actions = waitOnce;
+"#,
+    );
+    let (_m, mut spec) = start(&path, 1, SpecLimits::default()).unwrap();
+    let with_rows = |step: u64, rows: serde_json::Value| {
+        let mut s = state(step, 5);
+        s.snapshots.insert("rows".into(), rows);
+        s
+    };
+
+    let first = spec.step(&with_rows(0, serde_json::json!([1, 2, 3]))).unwrap();
+    assert_eq!(first.extractors["rows"], serde_json::json!([1, 2, 3]));
+    assert_eq!(first.extractors["counter"], serde_json::json!(5));
+    assert_eq!(first.extractors["amount"], serde_json::json!("12.50"));
+    assert_eq!(first.extractors["rowEls"].as_array().map(Vec::len), Some(2));
+    assert_eq!(first.extractors["rowsKept"], serde_json::json!(false));
+
+    // Nothing changed but the step: every value is still reported, and the
+    // unchanged snapshot is the very same object in the spec.
+    let second = spec.step(&with_rows(1, serde_json::json!([1, 2, 3]))).unwrap();
+    for name in ["rows", "counter", "amount", "rowEls"] {
+        assert_eq!(second.extractors[name], first.extractors[name], "{name}");
+    }
+    assert_eq!(second.extractors["rowsKept"], serde_json::json!(true));
+    assert!(holds(&second, 0) && holds(&second, 1));
+
+    assert_eq!(second.extractors["rowElsKept"], serde_json::json!(true));
+
+    // A changed field: the list around it is the same elements as before.
+    let mut typed = with_rows(2, serde_json::json!([1, 2, 3]));
+    typed.hierarchy.children[0].text = "12.5".into();
+    let after_typing = spec.step(&typed).unwrap();
+    assert_eq!(after_typing.extractors["amount"], serde_json::json!("12.5"));
+    assert_eq!(after_typing.extractors["rowElsKept"], serde_json::json!(true));
+    assert_eq!(after_typing.extractors["rowEls"], first.extractors["rowEls"]);
+    assert!(!holds(&after_typing, 1));
+
+    // A changed snapshot and a changed screen are seen.
+    let mut third_state = with_rows(2, serde_json::json!([4]));
+    third_state.hierarchy.children[0].text = "7.00".into();
+    third_state.hierarchy.children[3].children.pop();
+    let third = spec.step(&third_state).unwrap();
+    assert_eq!(third.extractors["rows"], serde_json::json!([4]));
+    assert_eq!(third.extractors["amount"], serde_json::json!("7.00"));
+    assert_eq!(third.extractors["rowEls"].as_array().map(Vec::len), Some(1));
+    assert_eq!(third.extractors["rowsKept"], serde_json::json!(false));
+    assert_eq!(third.extractors["rowElsKept"], serde_json::json!(false));
+    assert!(!holds(&third, 1));
+
+    // A snapshot that goes away is gone for the spec too.
+    let fourth = spec.step(&state(3, 5)).unwrap();
+    assert_eq!(fourth.extractors["rows"], serde_json::Value::Null);
+    assert!(!holds(&fourth, 0));
+    // ... and the screen of step 0 is read anew after the change.
+    assert!(holds(&fourth, 1));
+    assert_eq!(fourth.extractors["rowEls"].as_array().map(Vec::len), Some(2));
+}
+
+#[test]
+fn the_state_is_read_only() {
+    let (_dir, path) = spec_file(
+        "mutates.ts",
+        r#"import { always, waitOnce } from "@uatu/spec";
+export const properties = {
+  sortsInPlace: always((s) => (s.snapshots.rows as number[]).sort().length === 3),
+  editsAnElement: always((s) => { (s.ax.find("id:amount") as any).text = "0"; return true; }),
+  copiesFirst: always((s) => [...(s.snapshots.rows as number[])].sort()[0] === 1),
+};
+export const actions = waitOnce;
+"#,
+    );
+    let (_m, mut spec) = start(&path, 1, SpecLimits::default()).unwrap();
+    let mut s = state(0, 0);
+    s.snapshots.insert("rows".into(), serde_json::json!([3, 1, 2]));
+    for step in 0..2 {
+        s.step = step;
+        let result = spec.step(&s).unwrap();
+        for id in [0, 1] {
+            let PredicateValue::Error { error } = &result.predicates[id] else {
+                panic!("predicate {id} at step {step}: {:?}", result.predicates[id])
+            };
+            assert!(error.message.contains("TypeError"), "{}", error.message);
+        }
+        assert!(holds(&result, 2), "{:?}", result.predicates[2]);
+    }
+}

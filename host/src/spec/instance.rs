@@ -1,6 +1,7 @@
 //! A sandboxed instance of the provider running one spec: no files, network,
 //! environment or clock; a deadline per call and a memory cap.
 
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -122,7 +123,38 @@ struct Host {
     limiter: Limiter,
     hierarchy: Node,
     answer: Vec<u8>,
+    answers: Answers,
 }
+
+/// The query answers the runtime holds, kept in step with its own cache: those
+/// given since the hierarchy last changed, and those of the screen before. A
+/// query whose answer is the same as on the screen before is answered with
+/// [`SAME_ANSWER`], so the runtime reuses the elements it parsed then (a typed
+/// character changes one field, not the lists around it).
+#[derive(Default)]
+struct Answers {
+    current: HashMap<(u32, String), Vec<u8>>,
+    previous: HashMap<(u32, String), Vec<u8>>,
+}
+
+impl Answers {
+    /// Called when the hierarchy changed; the runtime does the same.
+    fn new_screen(&mut self) {
+        self.previous = std::mem::take(&mut self.current);
+    }
+
+    /// What to send for `answer`: itself, or [`SAME_ANSWER`] unless `full`.
+    fn reply(&mut self, key: (u32, String), answer: Vec<u8>, full: bool) -> Vec<u8> {
+        let same = !full && self.previous.get(&key) == Some(&answer);
+        self.current.insert(key, answer.clone());
+        if same { SAME_ANSWER.to_vec() } else { answer }
+    }
+}
+
+/// Never a JSON answer (those are arrays); see [`Answers`].
+const SAME_ANSWER: &[u8] = b"=";
+/// Added to a query kind by the runtime when it needs the answer in full.
+const FULL_ANSWER: u32 = 16;
 
 /// One description of a spec, as returned by its load.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -205,6 +237,10 @@ pub struct SpecInstance {
     source_map: SourceMap,
     /// The state JSON without its hierarchy, reused between steps.
     buffer: Vec<u8>,
+    /// The snapshots as the runtime last received them.
+    sent_snapshots: serde_json::Map<String, serde_json::Value>,
+    /// Every extractor's value as of the last step (the runtime sends only changes).
+    extracted: serde_json::Map<String, serde_json::Value>,
     description: Option<SpecDescription>,
     broken: bool,
 }
@@ -252,14 +288,23 @@ struct RawStep {
     generator_errors: Vec<GeneratorError>,
 }
 
-/// The JS state: everything but the hierarchy (queried through the host).
+/// The JS state: everything but the hierarchy (queried through the host), and of
+/// the snapshots only what changed since the previous step. Parsing JSON into
+/// QuickJS objects is most of a step's cost (≈ 30 µs per KB), and most snapshots
+/// stay the same from one step to the next.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct JsState<'a> {
     step: u64,
     time: u64,
     screen: &'a crate::device::model::ScreenSize,
-    snapshots: &'a serde_json::Map<String, serde_json::Value>,
+    /// The snapshots whose value differs from the previous step's.
+    snapshots: BTreeMap<&'a str, &'a serde_json::Value>,
+    /// The snapshots the previous step had and this one has not.
+    removed_snapshots: Vec<&'a str>,
+    /// Whether the hierarchy differs from the previous step's (the runtime then
+    /// drops the query answers it keeps).
+    hierarchy_changed: bool,
     logs: &'a [crate::device::model::LogEntry],
     exceptions: &'a [crate::device::model::ExceptionInfo],
     last_action: &'a Option<crate::action::ResolvedAction>,
@@ -299,6 +344,7 @@ impl SpecInstance {
             },
             hierarchy: Node::default(),
             answer: Vec::new(),
+            answers: Answers::default(),
         };
         let mut store = Store::new(engine, host);
         store.limiter(|host| &mut host.limiter);
@@ -314,13 +360,15 @@ impl SpecInstance {
                 |mut caller: Caller<'_, Host>, kind: u32, ptr: u32, len: u32| -> u32 {
                     let selector = read_memory(&mut caller, ptr, len).unwrap_or_default();
                     let selector = String::from_utf8_lossy(&selector).into_owned();
+                    let full = kind & FULL_ANSWER != 0;
+                    let kind = kind & !FULL_ANSWER;
                     let answer = match QueryKind::from_code(kind) {
-                        Some(kind) => query::answer(&caller.data().hierarchy, kind, &selector),
+                        Some(query_kind) => query::answer(&caller.data().hierarchy, query_kind, &selector),
                         None => b"[]".to_vec(),
                     };
-                    let len = answer.len() as u32;
-                    caller.data_mut().answer = answer;
-                    len
+                    let host = caller.data_mut();
+                    host.answer = host.answers.reply((kind, selector), answer, full);
+                    host.answer.len() as u32
                 },
             )
             .map_err(|e| setup(e.to_string()))?;
@@ -364,6 +412,8 @@ impl SpecInstance {
             limits,
             source_map,
             buffer: Vec::new(),
+            sent_snapshots: serde_json::Map::new(),
+            extracted: serde_json::Map::new(),
             description: None,
             broken: false,
         })
@@ -424,6 +474,12 @@ impl SpecInstance {
                 })
                 .collect(),
         };
+        self.extracted = description
+            .extractors
+            .iter()
+            .map(|(name, _)| (name.clone(), serde_json::Value::Null))
+            .collect();
+        self.sent_snapshots.clear();
         Ok(self.description.insert(description))
     }
 
@@ -440,22 +496,43 @@ impl SpecInstance {
         }
         let mut buffer = std::mem::take(&mut self.buffer);
         buffer.clear();
+        let hierarchy_changed = self.store.data().hierarchy != state.hierarchy;
         let js_state = JsState {
             step: state.step,
             time: state.time,
             screen: &state.screen,
-            snapshots: &state.snapshots,
+            snapshots: state
+                .snapshots
+                .iter()
+                .filter(|(key, value)| self.sent_snapshots.get(*key) != Some(*value))
+                .map(|(key, value)| (key.as_str(), value))
+                .collect(),
+            removed_snapshots: self
+                .sent_snapshots
+                .keys()
+                .filter(|key| !state.snapshots.contains_key(*key))
+                .map(String::as_str)
+                .collect(),
+            hierarchy_changed,
             logs: &state.logs,
             exceptions: &state.exceptions,
             last_action: &state.last_action,
         };
         serde_json::to_writer(&mut buffer, &js_state)
             .map_err(|e| self.protocol(phase.clone(), e.to_string()))?;
-        self.store.data_mut().hierarchy = state.hierarchy.clone();
+        if hierarchy_changed {
+            let host = self.store.data_mut();
+            host.hierarchy = state.hierarchy.clone();
+            host.answers.new_screen();
+        }
         let step_fn = self.step.clone();
         let result = self.call(phase.clone(), &buffer, |store, len| step_fn.call(store, len));
         self.buffer = buffer;
         let (status, output) = result?;
+        if status != STATUS_OK {
+            // The runtime's view of the snapshots and extractors may now be ahead of ours.
+            self.broken = true;
+        }
         if status == STATUS_JS_ERROR {
             return Err(self.thrown(phase, &output));
         }
@@ -468,9 +545,17 @@ impl SpecInstance {
                 format!("bad step result from the spec runtime: {e}"),
             )
         })?;
+        self.sent_snapshots
+            .retain(|key, _| state.snapshots.contains_key(key));
+        for (key, value) in &state.snapshots {
+            if self.sent_snapshots.get(key) != Some(value) {
+                self.sent_snapshots.insert(key.clone(), value.clone());
+            }
+        }
+        self.extracted.extend(raw.extractors);
         let mut step = SpecStep {
             predicates: raw.predicates,
-            extractors: raw.extractors,
+            extractors: self.extracted.clone(),
             extractor_errors: raw.extractor_errors,
             candidates: Vec::with_capacity(raw.candidates.len()),
             generator_errors: raw.generator_errors,

@@ -296,15 +296,58 @@ declare const __uatuDoing: (code: number) => void;
 const doing = typeof __uatuDoing === "function" ? __uatuDoing : (_code: number) => {};
 let leafCounter = 0;
 
-let stepCache = new Map<string, Element[]>();
+// Answers by selector, kept while the hierarchy stays the same (the host says
+// when it changed), so an unchanged screen costs no query. After a change, the
+// host answers "=" for a query whose answer is the same as on the screen before
+// (it keeps the same two generations), and its elements keep their identity.
+let answers = new Map<string, Element[]>();
+let previousAnswers = new Map<string, Element[]>();
+const SAME_ANSWER = "=";
+const FULL_ANSWER = 16;
 function query(kind: number, selector: string): Element[] {
   const key = `${kind}\u0000${selector}`;
-  let found = stepCache.get(key);
+  let found = answers.get(key);
   if (found === undefined) {
-    found = JSON.parse(__uatuQuery(kind, selector)) as Element[];
-    stepCache.set(key, found);
+    const text = __uatuQuery(kind, selector);
+    found = text === SAME_ANSWER ? previousAnswers.get(key) : undefined;
+    found ??= deepFreeze(JSON.parse(text === SAME_ANSWER ? __uatuQuery(kind + FULL_ANSWER, selector) : text) as Element[]);
+    answers.set(key, found);
   }
   return found;
+}
+
+function newScreen(): void {
+  previousAnswers = answers;
+  answers = new Map();
+}
+
+// The state is read-only: what the device reported cannot be changed by a spec,
+// and a frozen value that is the same object as at the previous step is known
+// to be unchanged (see `unchanged`).
+function deepFreeze<T>(value: T): T {
+  if (value === null || typeof value !== "object" || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) deepFreeze(value[i]);
+  } else {
+    for (const key in value) deepFreeze((value as Record<string, unknown>)[key]);
+  }
+  return value;
+}
+
+function isSettled(value: unknown): boolean {
+  return value === null || typeof value !== "object" || Object.isFrozen(value);
+}
+
+/** Whether an extractor's value is certainly what it was at the previous step:
+ * the same primitive or frozen object, or an array of the same such items. */
+function unchanged(current: unknown, previous: unknown): boolean {
+  if (current === previous) return isSettled(current);
+  if (!Array.isArray(current) || !Array.isArray(previous) || current.length !== previous.length) return false;
+  for (let i = 0; i < current.length; i++) {
+    if (current[i] !== previous[i] || !isSettled(current[i])) return false;
+  }
+  return true;
 }
 
 const ax: Ax = {
@@ -402,14 +445,28 @@ function load(namespace: Record<string, unknown>, seedHi: number, seedLo: number
   });
 }
 
+// The snapshots as of the last step: the host sends only the keys whose value
+// changed (and the keys that went away), so unchanged snapshots are neither
+// re-sent nor re-parsed and keep their identity.
+let snapshots: Readonly<Record<string, unknown>> = Object.freeze({});
+
 function step(stateJson: string): string {
   const raw = JSON.parse(stateJson);
   currentTime = raw.time;
-  stepCache = new Map();
+  if (raw.hierarchyChanged !== false) newScreen();
+  const removed: string[] = raw.removedSnapshots ?? [];
+  const changed: Record<string, unknown> = raw.snapshots ?? {};
+  if (removed.length > 0 || Object.keys(changed).length > 0) {
+    const next: Record<string, unknown> = { ...snapshots };
+    for (const key of removed) delete next[key];
+    for (const key in changed) next[key] = deepFreeze(changed[key]);
+    snapshots = Object.freeze(next);
+  }
   const state: State = {
-    ax, snapshots: raw.snapshots ?? {}, lastAction: raw.lastAction ?? null, logs: raw.logs ?? [],
+    ax, snapshots, lastAction: raw.lastAction ?? null, logs: raw.logs ?? [],
     exceptions: raw.exceptions ?? [], time: raw.time, step: raw.step, screen: raw.screen,
   };
+  // Only the extractors whose value changed go back; the host keeps the others.
   const extracted: Record<string, unknown> = {};
   const extractorErrors: { name: string; message: string; stack: string }[] = [];
   extractors.forEach((e, i) => {
@@ -421,7 +478,9 @@ function step(stateJson: string): string {
       e.cell.current = undefined;
       extractorErrors.push({ name: names[i] ?? `extractor${i}`, message: errorMessage(error), stack: errorStack(error) });
     }
-    extracted[names[i] ?? `extractor${i}`] = e.cell.current === undefined ? null : e.cell.current;
+    if (!unchanged(e.cell.current, e.cell.previous)) {
+      extracted[names[i] ?? `extractor${i}`] = e.cell.current === undefined ? null : e.cell.current;
+    }
   });
   const values = predicates.map((p, i) => {
     doing(2_000_000 + i);
