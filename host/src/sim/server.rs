@@ -9,7 +9,8 @@ use super::device::Device;
 use super::folio::{Folio, InputResult};
 use super::render;
 use super::screen;
-use crate::device::model::{Key, LogLevel, Node, Point};
+use crate::device::grpc;
+use crate::device::model::{LogLevel, Node, Point};
 use crate::device::proto::{self, driver_server::Driver, tap_selector_request::Selector};
 
 pub(crate) struct SimDriver {
@@ -128,19 +129,8 @@ impl Driver for SimDriver {
     }
 
     async fn press_key(&self, request: Request<proto::PressKeyRequest>) -> Reply<proto::InputResponse> {
-        let key = match proto::Key::try_from(request.into_inner().key) {
-            Ok(proto::Key::Back) => Key::Back,
-            Ok(proto::Key::Home) => Key::Home,
-            Ok(proto::Key::Enter) => Key::Enter,
-            Ok(proto::Key::Tab) => Key::Tab,
-            Ok(proto::Key::Up) => Key::Up,
-            Ok(proto::Key::Down) => Key::Down,
-            Ok(proto::Key::Left) => Key::Left,
-            Ok(proto::Key::Right) => Key::Right,
-            Ok(proto::Key::Unspecified) | Err(_) => {
-                return Err(Status::invalid_argument("PressKey needs a key"));
-            }
-        };
+        let key = grpc::from_proto_key(request.into_inner().key)
+            .ok_or_else(|| Status::invalid_argument("PressKey needs a key"))?;
         self.input(move |folio| folio.press_key(key)).await
     }
 
@@ -168,7 +158,7 @@ impl Driver for SimDriver {
         self.delay().await;
         let hierarchy = self.device.lock().folio.hierarchy();
         Ok(Response::new(proto::HierarchyResponse {
-            root: Some(crate::device::grpc::to_proto_node(&hierarchy.root)),
+            root: Some(grpc::to_proto_node(&hierarchy.root)),
             screen_width: hierarchy.screen.width,
             screen_height: hierarchy.screen.height,
         }))
@@ -180,10 +170,8 @@ impl Driver for SimDriver {
     ) -> Reply<proto::RecentLogsResponse> {
         self.delay().await;
         let request = request.into_inner();
-        let min_level = match proto::LogLevel::try_from(request.min_level) {
-            Ok(proto::LogLevel::Unspecified) | Err(_) => LogLevel::Verbose,
-            Ok(level) => level_from_proto(level),
-        };
+        // Unspecified (or unknown) means every level.
+        let min_level = grpc::from_proto_level(request.min_level).unwrap_or(LogLevel::Verbose);
         let entries = self
             .device
             .lock()
@@ -192,7 +180,7 @@ impl Driver for SimDriver {
             .into_iter()
             .map(|entry| proto::LogEntry {
                 time_ms: entry.time,
-                level: level_to_proto(entry.level) as i32,
+                level: grpc::to_proto_level(entry.level) as i32,
                 tag: entry.tag,
                 message: entry.message,
             })
@@ -258,26 +246,4 @@ pub(crate) fn metrics(folio: &Folio) -> (f64, u64) {
         + txns as u64 * 2 * 1024
         + (mix >> 40) % (4 * 1024 * 1024);
     (cpu, memory)
-}
-
-fn level_from_proto(level: proto::LogLevel) -> LogLevel {
-    match level {
-        proto::LogLevel::Unspecified | proto::LogLevel::Verbose => LogLevel::Verbose,
-        proto::LogLevel::Debug => LogLevel::Debug,
-        proto::LogLevel::Info => LogLevel::Info,
-        proto::LogLevel::Warn => LogLevel::Warn,
-        proto::LogLevel::Error => LogLevel::Error,
-        proto::LogLevel::Fatal => LogLevel::Fatal,
-    }
-}
-
-fn level_to_proto(level: LogLevel) -> proto::LogLevel {
-    match level {
-        LogLevel::Verbose => proto::LogLevel::Verbose,
-        LogLevel::Debug => proto::LogLevel::Debug,
-        LogLevel::Info => proto::LogLevel::Info,
-        LogLevel::Warn => proto::LogLevel::Warn,
-        LogLevel::Error => proto::LogLevel::Error,
-        LogLevel::Fatal => proto::LogLevel::Fatal,
-    }
 }
