@@ -10,7 +10,7 @@
 //! hierarchies (hashed with the host's own screen signature) and coverage probes.
 //!
 //! Run: `cargo bench -p uatu --bench exploration`. Knobs (environment):
-//! `EXPLORATION_SEEDS` (seeds 1..=N, default 20), `EXPLORATION_STEPS` (default 3000),
+//! `EXPLORATION_SEEDS` (how many seeds, default 20), `EXPLORATION_FIRST_SEED` (default 1), `EXPLORATION_STEPS` (default 3000),
 //! `EXPLORATION_JOBS` (runs at a time, default 2), `EXPLORATION_ONLY` (`builtin` or
 //! `coverage-guided`), `EXPLORATION_PLUGIN_CONFIG` (extra TOML lines for
 //! `[plugins.coverage-guided]`, `;` separates lines, e.g. `exploration = 0.5`),
@@ -69,7 +69,11 @@ fn run(strategy: &str, plugin: Option<&Path>, seed: u64, steps: u64) -> Outcome 
     let config = scratch.path().join("uatu.toml");
     let mut toml = String::new();
     if plugin.is_some() {
-        toml.push_str(&format!("[plugins.coverage-guided]\nseed = {seed}\n"));
+        // A generous deadline: this measures where the strategy goes, not how fast it
+        // answers on a loaded machine (`plugin_call` measures that).
+        toml.push_str(&format!(
+            "[plugins.coverage-guided]\nseed = {seed}\ndeadline-ms = 2000\n"
+        ));
         if let Ok(extra) = std::env::var("EXPLORATION_PLUGIN_CONFIG") {
             toml.push_str(&extra.replace(';', "\n"));
             toml.push('\n');
@@ -171,6 +175,7 @@ fn show(detected: Option<u64>) -> String {
 fn main() {
     // `cargo bench` passes `--bench`; nothing else to parse.
     let seeds = env_u64("EXPLORATION_SEEDS", 20);
+    let first = env_u64("EXPLORATION_FIRST_SEED", 1);
     let steps = env_u64("EXPLORATION_STEPS", 3000);
     let jobs = env_u64("EXPLORATION_JOBS", 2).max(1) as usize;
     let only = std::env::var("EXPLORATION_ONLY").unwrap_or_default();
@@ -186,10 +191,13 @@ fn main() {
         path
     });
 
-    println!("\n### exploration: {seeds} seeds x {steps} steps, --sim-bugs {BUG}, {jobs} run(s) at a time\n");
+    println!(
+        "\n### exploration: seeds {first}..={} x {steps} steps, --sim-bugs {BUG}, {jobs} run(s) at a time\n",
+        first + seeds - 1
+    );
     let started = Instant::now();
     let work: Vec<(usize, u64)> = (0..strategies.len())
-        .flat_map(|s| (1..=seeds).map(move |seed| (s, seed)))
+        .flat_map(|s| (first..first + seeds).map(move |seed| (s, seed)))
         .collect();
     let results: Mutex<Vec<Vec<Option<Outcome>>>> =
         Mutex::new(vec![vec![None; seeds as usize]; strategies.len()]);
@@ -219,7 +227,7 @@ fn main() {
                         outcome.probes,
                         outcome.wall_ms
                     );
-                    results.lock().expect("lock")[s][seed as usize - 1] = Some(outcome);
+                    results.lock().expect("lock")[s][(seed - first) as usize] = Some(outcome);
                 }
             });
         }
@@ -238,7 +246,7 @@ fn main() {
     println!();
     println!("|---|{}", "---|---|---|".repeat(strategies.len()));
     for seed in 0..seeds as usize {
-        print!("| {} |", seed + 1);
+        print!("| {} |", first + seed as u64);
         for runs in &results {
             let o = &runs[seed];
             print!(" {} | {} | {} |", show(o.detected), o.screens, o.probes);
