@@ -1,26 +1,25 @@
 //! `coverage-guided`: a novelty-seeking strategy. It learns, per (screen signature, action)
-//! pair, how much novelty the action leads to — coverage probes never hit before, screen
-//! signatures never seen before, and features of the app's snapshots never seen before
-//! (the shape of its state: which modes, how many records of which kind) — and prefers
-//! the pairs that lead to novelty, now or a few steps later, and the pairs tried least.
+//! pair, how much novelty the action pays: coverage probes never hit before (1 each) or
+//! rarely hit (1/sqrt(times hit)), a screen signature never seen (`novelty-weight`) or
+//! rarely seen (weighted the same way), and features of the app's snapshots never seen
+//! before (`state-weight` each; the shape of the app's state — its modes, how many records
+//! of which kind — not ids or amounts). The value of a pair is a running average of what
+//! it paid (`learning-rate` is the least weight of the newest payoff, so a pair that stops
+//! paying loses its value); `discount` > 0 also credits a pair with the value of the
+//! screen it led to (tabular Q-learning), 0 (the default) makes it a bandit.
 //!
-//! Each step it credits the previous choice with what this step shows (tabular Q-learning
-//! of that intrinsic reward, so an action that leads *towards* novelty is valued too), then
-//! scores every candidate with
+//! Every candidate is scored
 //!
 //! ```text
-//! score = Q(screen, action) + exploration * prior(action) * sqrt(tries on this screen + 1) / (tries + 1)
+//! score = value + exploration * prior * sqrt(tries on this screen + 1) / (tries of the pair + 1)
 //! ```
 //!
-//! where `prior` is the spec's weight of the candidate, shared among the candidates of one
-//! generator and normalised over the step's candidates, so untried actions go first in the
-//! order the spec's weights suggest. Ties are broken by a seeded generator.
-//!
-//! Config (`[plugins.coverage-guided]`): `exploration` (default 1.0; 0 = pure exploitation),
-//! `novelty-weight` (1.0, the reward of a new screen), `state-weight` (0.5, the reward of
-//! each new snapshot feature; 0 ignores the snapshots), `discount` (0.9, how much a
-//! step's value counts for the step before it), `learning-rate` (0.25, the least weight
-//! of a new observation in Q), `seed` (1).
+//! where an untried pair's value is `optimism`, and `prior` is the spec's weight of the
+//! candidate, shared among the actions of one generator and normalised over the step's
+//! candidates: untried pairs go first, in the order the spec's weights suggest, and the
+//! exploration bonus follows the weights. Ties are broken by a generator seeded from
+//! `seed`. Without coverage from the app it guides by screen (and snapshot) novelty alone,
+//! and says so once in the run log.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -121,12 +120,11 @@ impl CoverageGuided {
     /// then 1/sqrt(times seen), with `rarity` as the exponent's weight), new snapshot features.
     fn novelty(&mut self, observation: &Observation) -> f64 {
         let rarity = self.settings.rarity;
-        let graded = |count: u32| {
-            if count == 1 {
-                1.0
-            } else {
-                f64::from(count).powf(-0.5 * rarity) * rarity.min(1.0)
-            }
+        // Seen n times: 1 the first time, then n^(-rarity/2); rarity 0 pays the first time only.
+        let graded = |count: u32| match count {
+            1 => 1.0,
+            _ if rarity > 0.0 => f64::from(count).powf(-0.5 * rarity),
+            _ => 0.0,
         };
         let seen = self.seen.entry(observation.screen.to_string()).or_default();
         *seen += 1;

@@ -191,3 +191,26 @@ fn config_is_validated() {
     assert!(parse(r#"{"discount": 1.5}"#).is_err());
     assert!(parse(r#"{"state-weight": 0, "learning-rate": 1}"#).is_ok());
 }
+
+#[test]
+fn a_probe_pays_less_each_time_it_is_hit_and_rarity_0_pays_only_the_first_time() {
+    let probe = vec!["p".to_string()];
+    let pays = |rarity: f64| {
+        let mut strategy = CoverageGuided::new(
+            Settings {
+                rarity,
+                novelty_weight: 0.0,
+                ..settings()
+            },
+            1,
+        );
+        (0..4)
+            .map(|_| strategy.novelty(&observe("s", Some(&probe), "{}")))
+            .collect::<Vec<_>>()
+    };
+    let graded = pays(1.0);
+    assert_eq!(graded[0], 1.0);
+    assert!((graded[3] - 0.5).abs() < 1e-9, "4 hits pay 1/sqrt(4): {graded:?}");
+    assert!(graded.windows(2).all(|w| w[1] < w[0]), "{graded:?}");
+    assert_eq!(pays(0.0), vec![1.0, 0.0, 0.0, 0.0]);
+}
