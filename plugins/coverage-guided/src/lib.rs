@@ -335,7 +335,7 @@ impl Strategy for CoverageGuided {
             state_weight: positive(&config, "state-weight", 1.5)?,
             discount: fraction(&config, "discount", 0.0)?,
             learning_rate: fraction(&config, "learning-rate", 0.25)?,
-            optimism: positive(&config, "optimism", 1.0)?,
+            optimism: positive(&config, "optimism", 2.0)?,
             rarity: positive(&config, "rarity", 1.0)?,
         };
         let seed = config.f64_or("seed", 1.0)? as u64;
