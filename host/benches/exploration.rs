@@ -216,9 +216,7 @@ fn main() {
                         break;
                     };
                     let strategy = strategies[s];
-                    let plugin = (strategy == "coverage-guided")
-                        .then(|| plugin.as_deref())
-                        .flatten();
+                    let plugin = plugin.as_deref().filter(|_| strategy == "coverage-guided");
                     let outcome = run(strategy, plugin, seed, steps);
                     eprintln!(
                         "{strategy} seed {seed}: {} ({} screens, {} probes, {} ms)",
