@@ -107,10 +107,7 @@ fn main() {
     plugins
         .sink_run_start(&serde_json::json!({"seed": 1}))
         .expect("starts");
-    let records: Vec<_> = states
-        .iter()
-        .map(|s| record(s.clone(), None, &[]))
-        .collect();
+    let records: Vec<_> = states.iter().map(|s| record(s.clone(), None, &[])).collect();
     println!("trace record: {} bytes of JSON", records[0].1.len());
     let samples = time(|step| {
         let (record, line) = &records[step as usize % 8];

@@ -127,8 +127,8 @@ impl Config {
 /// Helpers shared by the copies of the contract's types (one per world).
 macro_rules! impl_type_helpers {
     ($types:path) => {
-        use $types as types;
         pub use types::{Bounds, Hierarchy, Node as NodeRecord, NodeFlags, Span};
+        use $types as types;
 
         impl types::StepContext {
             /// The snapshots as a JSON object (empty when they do not parse).
@@ -140,12 +140,18 @@ macro_rules! impl_type_helpers {
         impl types::Hierarchy {
             /// The nodes in pre-order (parents before children), the root first.
             pub fn nodes(&self) -> impl ExactSizeIterator<Item = Node<'_>> + DoubleEndedIterator + Clone {
-                (0..self.nodes.len()).map(move |index| Node { hierarchy: self, index })
+                (0..self.nodes.len()).map(move |index| Node {
+                    hierarchy: self,
+                    index,
+                })
             }
 
             /// The node at `index` in pre-order.
             pub fn get(&self, index: usize) -> Option<Node<'_>> {
-                (index < self.nodes.len()).then_some(Node { hierarchy: self, index })
+                (index < self.nodes.len()).then_some(Node {
+                    hierarchy: self,
+                    index,
+                })
             }
 
             /// The root (`None` for an empty tree).
@@ -265,7 +271,8 @@ macro_rules! impl_type_helpers {
             /// Its direct children, in order.
             pub fn children(&self) -> impl Iterator<Item = Node<'a>> + use<'a> {
                 let depth = self.depth();
-                self.descendants().filter(move |node| node.depth() == depth + 1)
+                self.descendants()
+                    .filter(move |node| node.depth() == depth + 1)
             }
 
             /// Its parent (`None` for the root).
@@ -498,8 +505,8 @@ macro_rules! export_extractor {
 macro_rules! export_sink {
     ($plugin:ty) => {
         const _: () = {
-            use $crate::__private::sink as __bindings;
             use __bindings::uatu::plugin::types as __types;
+            use $crate::__private::sink as __bindings;
             struct __UatuExport;
             ::std::thread_local! {
                 static __INSTANCE: ::core::cell::RefCell<::core::option::Option<$plugin>> =
@@ -527,18 +534,22 @@ macro_rules! export_sink {
                     meta: ::std::string::String,
                 ) -> ::core::result::Result<(), ::std::string::String> {
                     let meta = $crate::sink::parse("meta", &meta)?;
-                    __with("on-run-start", |instance| $crate::sink::Sink::on_run_start(instance, &meta))
+                    __with("on-run-start", |instance| {
+                        $crate::sink::Sink::on_run_start(instance, &meta)
+                    })
                 }
-                fn on_step(
-                    record: __types::StepRecord,
-                ) -> ::core::result::Result<(), ::std::string::String> {
-                    __with("on-step", |instance| $crate::sink::Sink::on_step(instance, &record))
+                fn on_step(record: __types::StepRecord) -> ::core::result::Result<(), ::std::string::String> {
+                    __with("on-step", |instance| {
+                        $crate::sink::Sink::on_step(instance, &record)
+                    })
                 }
                 fn on_run_end(
                     summary: ::std::string::String,
                 ) -> ::core::result::Result<(), ::std::string::String> {
                     let summary = $crate::sink::parse("summary", &summary)?;
-                    __with("on-run-end", |instance| $crate::sink::Sink::on_run_end(instance, &summary))
+                    __with("on-run-end", |instance| {
+                $crate::sink::Sink::on_run_end(instance, &summary)
+                    })
                 }
             }
             $crate::__private::sink::__export_sink_world!(__UatuExport with_types_in $crate::__private::sink);
@@ -549,3 +560,88 @@ macro_rules! export_sink {
 #[doc(hidden)]
 pub use serde_json as __serde_json;
 pub use serde_json;
+
+#[cfg(test)]
+mod tests {
+    use crate::strategy::{Bounds, Hierarchy, NodeFlags, NodeRecord, Span};
+
+    /// root > (a > b), c — built the way the host lays out the string table.
+    fn tree() -> Hierarchy {
+        let mut strings = String::new();
+        let mut span = |text: &str| {
+            let offset = strings.len() as u32;
+            strings.push_str(text);
+            Span {
+                offset,
+                len: text.len() as u32,
+            }
+        };
+        let mut node = |depth: u32, id: &str, text: &str, flags: NodeFlags| NodeRecord {
+            depth,
+            id: span(id),
+            desc: span(""),
+            text: span(text),
+            class: span("View"),
+            flags,
+            bounds: Bounds {
+                left: 0,
+                top: depth as i32,
+                right: 10,
+                bottom: 20,
+            },
+        };
+        let nodes = vec![
+            node(0, "root", "", NodeFlags::SCROLLABLE),
+            node(1, "a", "Crème", NodeFlags::CLICKABLE | NodeFlags::ENABLED),
+            node(2, "b", "✓", NodeFlags::empty()),
+            node(1, "c", "", NodeFlags::CHECKED),
+        ];
+        Hierarchy { strings, nodes }
+    }
+
+    #[test]
+    fn node_views_read_the_string_table() {
+        let tree = tree();
+        let ids: Vec<&str> = tree.nodes().map(|node| node.id()).collect();
+        assert_eq!(ids, ["root", "a", "b", "c"]);
+        let a = tree.find_by_id("a").unwrap();
+        assert_eq!(
+            (a.text(), a.class(), a.desc(), a.depth()),
+            ("Crème", "View", "", 1)
+        );
+        assert!(a.is_clickable() && a.is_enabled() && !a.is_checked());
+        assert_eq!(tree.get(2).unwrap().text(), "✓");
+        assert_eq!(a.bounds().top, 1);
+        assert!(tree.root().unwrap().is_scrollable());
+        assert_eq!(tree.len(), 4);
+    }
+
+    #[test]
+    fn node_views_navigate_the_tree() {
+        let tree = tree();
+        let root = tree.root().unwrap();
+        let children: Vec<&str> = root.children().map(|node| node.id()).collect();
+        assert_eq!(children, ["a", "c"]);
+        let descendants: Vec<&str> = root.descendants().map(|node| node.id()).collect();
+        assert_eq!(descendants, ["a", "b", "c"]);
+        assert_eq!(tree.get(2).unwrap().parent().unwrap().id(), "a");
+        assert_eq!(tree.get(3).unwrap().parent().unwrap().id(), "root");
+        assert!(root.parent().is_none());
+        assert_eq!(tree.get(1).unwrap().children().count(), 1);
+    }
+
+    #[test]
+    fn a_span_outside_the_table_reads_as_empty() {
+        let mut tree = tree();
+        tree.nodes[1].text = Span { offset: 1000, len: 3 };
+        // Inside a multi-byte character: not a char boundary.
+        let check = tree.nodes[2].text.offset;
+        tree.nodes[2].text = Span {
+            offset: check + 1,
+            len: 1,
+        };
+        assert_eq!(tree.get(1).unwrap().text(), "");
+        assert_eq!(tree.get(2).unwrap().text(), "");
+        assert_eq!(tree.get(9).map(|node| node.id()), None);
+    }
+}

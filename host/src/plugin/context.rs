@@ -237,13 +237,16 @@ mod tests {
 
     #[test]
     fn every_string_is_a_span_of_one_table() {
-        let mut tree = node("root", "", vec![node("row", "Crème brûlée", vec![]), node("", "", vec![])]);
+        let mut tree = node(
+            "root",
+            "",
+            vec![node("row", "Crème brûlée", vec![]), node("", "", vec![])],
+        );
         tree.desc = "ledger ✓".into();
         tree.children[0].class_name = "Text".into();
         let flat = hierarchy(&tree);
-        let strings = |n: &types::Node| {
-            [n.id, n.desc, n.text, n.class].map(|span| span_str(&flat, span).to_string())
-        };
+        let strings =
+            |n: &types::Node| [n.id, n.desc, n.text, n.class].map(|span| span_str(&flat, span).to_string());
         assert_eq!(strings(&flat.nodes[0]), ["root", "ledger ✓", "", "View"]);
         assert_eq!(strings(&flat.nodes[1]), ["row", "", "Crème brûlée", "Text"]);
         assert_eq!(strings(&flat.nodes[2]), ["", "", "", "View"]);

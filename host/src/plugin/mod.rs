@@ -463,7 +463,9 @@ impl PluginSet {
             return Ok(());
         }
         let json = sink_json("on-run-start", meta)?;
-        self.sink_call("on-run-start", None, |sink, store| sink.call_on_run_start(store, &json))
+        self.sink_call("on-run-start", None, |sink, store| {
+            sink.call_on_run_start(store, &json)
+        })
     }
 
     /// Gives every sink one step, after its record was written: `line` is the record's
@@ -474,7 +476,9 @@ impl PluginSet {
             return Ok(());
         }
         let step = context::step_record(record, line);
-        self.sink_call("on-step", Some(record.step), |sink, store| sink.call_on_step(store, &step))
+        self.sink_call("on-step", Some(record.step), |sink, store| {
+            sink.call_on_step(store, &step)
+        })
     }
 
     /// Gives every sink the run's summary, before the run's exit.
@@ -483,7 +487,9 @@ impl PluginSet {
             return Ok(());
         }
         let json = sink_json("on-run-end", summary)?;
-        self.sink_call("on-run-end", None, |sink, store| sink.call_on_run_end(store, &json))
+        self.sink_call("on-run-end", None, |sink, store| {
+            sink.call_on_run_end(store, &json)
+        })
     }
 
     fn has_sinks(&self) -> bool {

@@ -53,7 +53,10 @@ impl Junit {
         });
         let rerun = str_field(summary, "rerun").unwrap_or("");
         let no_properties = Vec::new();
-        let properties = summary.get("properties").and_then(Value::as_array).unwrap_or(&no_properties);
+        let properties = summary
+            .get("properties")
+            .and_then(Value::as_array)
+            .unwrap_or(&no_properties);
         let mut failures = 0;
         let mut skipped = 0;
         let mut cases = String::new();
@@ -62,7 +65,12 @@ impl Junit {
         for property in properties {
             let name = str_field(property, "name").unwrap_or("(unnamed)");
             let verdict = str_field(property, "verdict").unwrap_or("unknown");
-            let _ = write!(cases, "    <testcase classname=\"{}\" name=\"{}\"", escape(&suite), escape(name));
+            let _ = write!(
+                cases,
+                "    <testcase classname=\"{}\" name=\"{}\"",
+                escape(&suite),
+                escape(name)
+            );
             let failed = verdict == "violated" || (verdict == "unmet" && self.unmet_is_failure);
             if failed {
                 failures += 1;
@@ -72,7 +80,12 @@ impl Junit {
                     let _ = write!(message, " at step {step}");
                 }
                 let mut body = String::new();
-                for error in property.get("errors").and_then(Value::as_array).into_iter().flatten() {
+                for error in property
+                    .get("errors")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     if let Some(error) = error.as_str() {
                         let _ = writeln!(body, "{error}");
                     }
@@ -95,7 +108,10 @@ impl Junit {
                 );
             } else if verdict == "unmet" {
                 skipped += 1;
-                let _ = write!(cases, ">\n      <skipped message=\"unmet: never satisfied within the run\"/>\n    </testcase>\n");
+                let _ = write!(
+                    cases,
+                    ">\n      <skipped message=\"unmet: never satisfied within the run\"/>\n    </testcase>\n"
+                );
             } else {
                 cases.push_str("/>\n");
             }
@@ -115,10 +131,18 @@ impl Junit {
         let _ = writeln!(xml, "    <properties>");
         let _ = writeln!(xml, "      <property name=\"steps\" value=\"{}\"/>", steps);
         if let Some(seed) = self.meta.get("seed") {
-            let _ = writeln!(xml, "      <property name=\"seed\" value=\"{}\"/>", escape(&seed.to_string()));
+            let _ = writeln!(
+                xml,
+                "      <property name=\"seed\" value=\"{}\"/>",
+                escape(&seed.to_string())
+            );
         }
         if !rerun.is_empty() {
-            let _ = writeln!(xml, "      <property name=\"rerun\" value=\"{}\"/>", escape(rerun));
+            let _ = writeln!(
+                xml,
+                "      <property name=\"rerun\" value=\"{}\"/>",
+                escape(rerun)
+            );
         }
         let _ = writeln!(xml, "    </properties>");
         xml.push_str(&cases);

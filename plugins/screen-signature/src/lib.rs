@@ -36,9 +36,13 @@ fn is_blank(screenshot: &Screenshot, threshold: f64, tolerance: i32) -> bool {
     let mut counts: HashMap<[u8; 3], usize> = HashMap::new();
     for pixel in &pixels {
         // Quantised, so that noise does not split the dominant colour.
-        *counts.entry([pixel[0] >> 4, pixel[1] >> 4, pixel[2] >> 4]).or_default() += 1;
+        *counts
+            .entry([pixel[0] >> 4, pixel[1] >> 4, pixel[2] >> 4])
+            .or_default() += 1;
     }
-    let Some((&dominant, _)) = counts.iter().max_by_key(|(_, count)| **count) else { return true };
+    let Some((&dominant, _)) = counts.iter().max_by_key(|(_, count)| **count) else {
+        return true;
+    };
     let centre = dominant.map(|c| i32::from(c) * 16 + 8);
     let close = pixels
         .iter()
@@ -61,7 +65,11 @@ impl Extractor for ScreenSignature {
         self.blank_detection
     }
 
-    fn extract(&mut self, ctx: &StepContext, screenshot: Option<&Screenshot>) -> Result<Vec<NamedValue>, String> {
+    fn extract(
+        &mut self,
+        ctx: &StepContext,
+        screenshot: Option<&Screenshot>,
+    ) -> Result<Vec<NamedValue>, String> {
         let signature = &ctx.screen_signature;
         if !self.seen.contains(signature) {
             self.seen.insert(signature.clone());

@@ -12,7 +12,10 @@ impl Guest for Old {
         Ok(())
     }
     fn choose(ctx: StepContext, _candidates: Vec<Candidate>) -> Result<Choice, String> {
-        Ok(Choice { id: ctx.hierarchy.len() as u32, note: None })
+        Ok(Choice {
+            id: ctx.hierarchy.len() as u32,
+            note: None,
+        })
     }
 }
 

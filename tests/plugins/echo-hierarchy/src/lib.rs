@@ -9,7 +9,11 @@ impl Extractor for Echo {
     fn init(_config: Config) -> Result<Self, String> {
         Ok(Echo)
     }
-    fn extract(&mut self, ctx: &StepContext, _screenshot: Option<&Screenshot>) -> Result<Vec<NamedValue>, String> {
+    fn extract(
+        &mut self,
+        ctx: &StepContext,
+        _screenshot: Option<&Screenshot>,
+    ) -> Result<Vec<NamedValue>, String> {
         let nodes: Vec<_> = ctx
             .hierarchy
             .nodes()

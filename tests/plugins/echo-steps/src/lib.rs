@@ -9,7 +9,9 @@ struct EchoSteps(std::fs::File);
 
 impl Sink for EchoSteps {
     fn init(_config: Config) -> Result<Self, String> {
-        std::fs::File::create("/steps.jsonl").map(EchoSteps).map_err(|e| e.to_string())
+        std::fs::File::create("/steps.jsonl")
+            .map(EchoSteps)
+            .map_err(|e| e.to_string())
     }
     fn on_run_start(&mut self, _meta: &Value) -> Result<(), String> {
         Ok(())
