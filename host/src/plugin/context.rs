@@ -16,7 +16,7 @@ pub fn step_context(state: &State) -> types::StepContext {
         time_ms: state.time,
         screen_signature: screen_signature(&state.hierarchy),
         coverage: state.coverage.clone(),
-        snapshots: serde_json::Value::Object(state.snapshots.clone()).to_string(),
+        snapshots: serde_json::to_string(&state.snapshots).unwrap_or_else(|_| "{}".into()),
         hierarchy: hierarchy(&state.hierarchy),
     }
 }
