@@ -4,7 +4,7 @@ mod plugin_common;
 
 use std::process::Command;
 
-use plugin_common::{candidates, repo_root, spec, state, target_dir};
+use plugin_common::{candidates, record, repo_root, spec, state, target_dir};
 use uatu::plugin::{Kind, LoadOptions, PluginSet};
 
 fn uatu() -> Command {
@@ -88,7 +88,8 @@ fn scaffold_build_and_load(kinds: &[(&str, &str, Kind)]) {
             }
             Kind::Sink => {
                 plugins.sink_run_start(&serde_json::json!({})).unwrap();
-                plugins.sink_step(0, &serde_json::json!({"step": 0})).unwrap();
+                let (record, line) = record(state(0, 2, None), None, &[]);
+                plugins.sink_step(&record, line).unwrap();
                 plugins.sink_run_end(&serde_json::json!({})).unwrap();
                 let steps = std::fs::read_to_string(run_dir.join("plugins/my-sink/steps.txt")).unwrap();
                 assert_eq!(steps.trim(), "1");

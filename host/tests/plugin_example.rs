@@ -36,7 +36,7 @@ fn example_strategy_prefers_press_key_and_is_listed_in_meta() {
     let meta = plugins.plugins_meta();
     assert_eq!(meta.len(), 1);
     assert_eq!(meta[0].kind, Kind::Strategy);
-    assert_eq!(meta[0].contract, "0.1.0");
+    assert_eq!(meta[0].contract, "0.2.0");
     assert_eq!(meta[0].deadline_ms, 500);
     let bytes = std::fs::read(&wasm).unwrap();
     use sha2::Digest;

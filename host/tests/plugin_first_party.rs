@@ -2,8 +2,9 @@
 
 mod plugin_common;
 
-use plugin_common::{candidates, component, spec, state};
+use plugin_common::{candidates, component, record, spec, state};
 use uatu::plugin::{LoadOptions, PluginEvent, PluginSet};
+use uatu::trace::{Counts, PropertySummary, Summary};
 
 const FIRST_PARTY: &str = "plugins";
 
@@ -124,25 +125,38 @@ fn junit_writes_one_test_case_per_property_into_its_own_directory() {
     let wasm = component(FIRST_PARTY, "junit");
     let mut plugins = PluginSet::load(&[spec(wasm, "junit", "")], run_dir.path(), &options()).unwrap();
     plugins
-        .sink_run_start(&serde_json::json!({"seed": 42, "spec": "specs/folio.ts"}))
+        .sink_run_start(&serde_json::json!({"seed": 42, "spec": {"path": "specs/folio.ts"}}))
         .unwrap();
     for step in 0..3 {
-        plugins
-            .sink_step(
-                step,
-                &serde_json::json!({"step": step, "state": {"time": step * 100}}),
-            )
-            .unwrap();
+        let (record, line) = record(state(step, 2, None), None, &[]);
+        plugins.sink_step(&record, line).unwrap();
     }
-    let summary = serde_json::json!({
-        "properties": [
-            {"name": "balance-never-negative", "verdict": "holds"},
-            {"name": "no-duplicate-<entries>", "verdict": "violated", "firstViolationStep": 2,
-             "message": "entry \"rent\" twice"},
-            {"name": "eventually-synced", "verdict": "unmet"},
+    let property = |name: &str, verdict: &str| PropertySummary {
+        name: name.into(),
+        verdict: verdict.into(),
+        first_violation_step: None,
+        led_by: None,
+        errors: Vec::new(),
+    };
+    let summary = Summary {
+        steps: 3,
+        wall_ms: 1500,
+        device_ms: 300,
+        properties: vec![
+            property("balance-never-negative", "passed"),
+            PropertySummary {
+                first_violation_step: Some(2),
+                errors: vec!["entry \"rent\" twice".into()],
+                ..property("no-duplicate-<entries>", "violated")
+            },
+            property("eventually-synced", "unmet"),
         ],
-        "rerun": "uatu run --spec specs/folio.ts --seed 42 --max-steps 3",
-    });
+        counts: Counts::default(),
+        stopped: "max-steps".into(),
+        exit_code: 1,
+        run_dir: "runs/x".into(),
+        rerun: "uatu run --spec specs/folio.ts --seed 42 --max-steps 3".into(),
+    };
     plugins.sink_run_end(&summary).unwrap();
 
     let xml = std::fs::read_to_string(run_dir.path().join("plugins/junit/junit.xml")).unwrap();
@@ -154,6 +168,11 @@ fn junit_writes_one_test_case_per_property_into_its_own_directory() {
     assert_eq!(suite.attribute("name"), Some("folio.ts"));
     assert_eq!(suite.attribute("tests"), Some("3"));
     assert_eq!(suite.attribute("failures"), Some("1"));
+    assert_eq!(suite.attribute("time"), Some("1.500"), "summary.json's wall_ms");
+    let steps = suite
+        .descendants()
+        .find(|n| n.has_tag_name("property") && n.attribute("name") == Some("steps"));
+    assert_eq!(steps.and_then(|n| n.attribute("value")), Some("3"));
     let cases: Vec<_> = suite.children().filter(|n| n.has_tag_name("testcase")).collect();
     let names: Vec<_> = cases.iter().filter_map(|c| c.attribute("name")).collect();
     assert_eq!(

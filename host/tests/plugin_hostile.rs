@@ -128,12 +128,12 @@ fn a_wrong_contract_version_is_refused_naming_both_versions() {
         error.cause,
         Cause::IncompatibleContract {
             found: "9.0.0".into(),
-            supported: "0.1.0".into()
+            supported: "0.2.0".into()
         }
     );
     let message = error.to_string();
     assert!(
-        message.contains("uatu:plugin@9.0.0") && message.contains("uatu:plugin@0.1.0"),
+        message.contains("uatu:plugin@9.0.0") && message.contains("uatu:plugin@0.2.0"),
         "{message}"
     );
 }

@@ -79,9 +79,18 @@ fn junit_sink_writes_a_report_naming_every_property() {
             .iter()
             .find(|c| c.attribute("name") == Some(name))
             .unwrap_or_else(|| panic!("no testcase {name}"));
-        let failed = case.children().any(|c| c.has_tag_name("failure"));
-        assert_eq!(failed, property["verdict"] == "violated", "{name}");
+        let failure = case.children().find(|c| c.has_tag_name("failure"));
+        assert_eq!(failure.is_some(), property["verdict"] == "violated", "{name}");
+        if let Some(step) = property["first_violation_step"].as_u64() {
+            let message = failure.and_then(|f| f.attribute("message")).unwrap_or_default();
+            assert!(message.contains(&format!("at step {step}")), "{name}: {message}");
+        }
     }
+    let steps = document
+        .descendants()
+        .find(|n| n.has_tag_name("property") && n.attribute("name") == Some("steps"))
+        .and_then(|n| n.attribute("value"));
+    assert_eq!(steps, Some(summary["steps"].to_string().as_str()));
     let meta: Value =
         serde_json::from_slice(&std::fs::read(run_dir.join("meta.json")).expect("meta")).expect("json");
     assert_eq!(meta["plugins"][0]["kind"], "sink");

@@ -1,6 +1,6 @@
 //! Write uatu plugins in Rust: exploration strategies, extractors and trace sinks,
 //! built as WebAssembly components against the contract in `wit/plugin.wit`
-//! (`uatu:plugin@0.1.0`). See `docs/plugins.md`.
+//! (`uatu:plugin@0.2.0`). See `docs/plugins.md`.
 //!
 //! Implement one trait — [`strategy::Strategy`], [`extractor::Extractor`] or
 //! [`sink::Sink`] — and export it with [`export_strategy!`], [`export_extractor!`]
@@ -9,24 +9,32 @@
 //! ```ignore
 //! use uatu_plugin_sdk::strategy::*;
 //!
-//! struct Last;
+//! struct LastButton;
 //!
-//! impl Strategy for Last {
+//! impl Strategy for LastButton {
 //!     fn init(_config: Config) -> Result<Self, String> {
-//!         Ok(Last)
+//!         Ok(LastButton)
 //!     }
-//!     fn choose(&mut self, _ctx: &StepContext, candidates: &[Candidate]) -> Result<Choice, String> {
-//!         candidates.last().map(|c| Choice::new(c.id)).ok_or_else(|| "no candidates".into())
+//!     fn choose(&mut self, ctx: &StepContext, candidates: &[Candidate]) -> Result<Choice, String> {
+//!         // Node views: `id()`, `desc()`, `text()`, `class()`, `depth()`, `bounds()`,
+//!         // `is_clickable()`, `children()`, `parent()`, ...
+//!         let buttons = ctx.hierarchy.nodes().filter(|node| node.is_clickable()).count();
+//!         let last = candidates.last().ok_or("no candidates")?;
+//!         Ok(Choice::with_note(last.id, format!("{buttons} clickable nodes")))
 //!     }
 //! }
 //!
-//! uatu_plugin_sdk::export_strategy!(Last);
+//! uatu_plugin_sdk::export_strategy!(LastButton);
 //! ```
 //!
-//! Build it with `uatu plugin build <crate dir>`.
+//! On the wire the hierarchy is one string table and a list of flat records whose
+//! strings are spans of it ([`strategy::NodeRecord`]); [`strategy::Hierarchy::nodes`]
+//! hides that behind [`strategy::Node`] views, whose strings borrow from the table.
+//!
+//! Build a plugin with `uatu plugin build <crate dir>`.
 
-/// The version of the plugin contract this SDK implements.
-pub const CONTRACT_VERSION: &str = "0.1.0";
+/// The version of the plugin contract this SDK implements (the SDK's own version is the same).
+pub const CONTRACT_VERSION: &str = "0.2.0";
 
 #[doc(hidden)]
 pub mod __private {
@@ -116,9 +124,10 @@ impl Config {
     }
 }
 
-/// Helpers shared by the three copies of the contract's types.
+/// Helpers shared by the copies of the contract's types (one per world).
 macro_rules! impl_type_helpers {
     ($types:path) => {
+        pub use types::{Bounds, Hierarchy, Node as NodeRecord, NodeFlags, Span};
         use $types as types;
 
         impl types::StepContext {
@@ -128,9 +137,167 @@ macro_rules! impl_type_helpers {
             }
         }
 
-        impl types::Node {
+        impl types::Hierarchy {
+            /// The nodes in pre-order (parents before children), the root first.
+            pub fn nodes(&self) -> impl ExactSizeIterator<Item = Node<'_>> + DoubleEndedIterator + Clone {
+                (0..self.nodes.len()).map(move |index| Node {
+                    hierarchy: self,
+                    index,
+                })
+            }
+
+            /// The node at `index` in pre-order.
+            pub fn get(&self, index: usize) -> Option<Node<'_>> {
+                (index < self.nodes.len()).then_some(Node {
+                    hierarchy: self,
+                    index,
+                })
+            }
+
+            /// The root (`None` for an empty tree).
+            pub fn root(&self) -> Option<Node<'_>> {
+                self.get(0)
+            }
+
+            /// The number of nodes.
+            pub fn len(&self) -> usize {
+                self.nodes.len()
+            }
+
+            pub fn is_empty(&self) -> bool {
+                self.nodes.is_empty()
+            }
+
+            /// The first node, in pre-order, whose resource id is `id`.
+            pub fn find_by_id(&self, id: &str) -> Option<Node<'_>> {
+                self.nodes().find(|node| node.id() == id)
+            }
+
+            /// The string `span` points at in the string table (empty when it points outside).
+            pub fn str(&self, span: Span) -> &str {
+                let start = span.offset as usize;
+                self.strings
+                    .get(start..start.saturating_add(span.len as usize))
+                    .unwrap_or_default()
+            }
+        }
+
+        /// One node of a [`Hierarchy`], borrowed from it: its strings are slices of the
+        /// hierarchy's string table, so reading them copies nothing.
+        #[derive(Clone, Copy)]
+        pub struct Node<'a> {
+            hierarchy: &'a types::Hierarchy,
+            index: usize,
+        }
+
+        impl<'a> Node<'a> {
+            /// The flat record as passed by the host (strings as spans).
+            pub fn record(&self) -> &'a NodeRecord {
+                &self.hierarchy.nodes[self.index]
+            }
+
+            /// Its position in pre-order (the root is 0).
+            pub fn index(&self) -> usize {
+                self.index
+            }
+
+            /// 0 for the root, 1 for its children, ...
+            pub fn depth(&self) -> u32 {
+                self.record().depth
+            }
+
+            /// Resource id (empty when absent).
+            pub fn id(&self) -> &'a str {
+                self.hierarchy.str(self.record().id)
+            }
+
+            /// Content description / accessibility label (empty when absent).
+            pub fn desc(&self) -> &'a str {
+                self.hierarchy.str(self.record().desc)
+            }
+
+            /// The text shown (empty when absent).
+            pub fn text(&self) -> &'a str {
+                self.hierarchy.str(self.record().text)
+            }
+
+            /// The platform's class name, e.g. `android.widget.Button`.
+            pub fn class(&self) -> &'a str {
+                self.hierarchy.str(self.record().class)
+            }
+
+            /// Device pixels; `right` and `bottom` are exclusive.
+            pub fn bounds(&self) -> Bounds {
+                self.record().bounds
+            }
+
+            pub fn flags(&self) -> NodeFlags {
+                self.record().flags
+            }
+
             pub fn is_clickable(&self) -> bool {
-                self.flags.contains(types::NodeFlags::CLICKABLE)
+                self.flags().contains(NodeFlags::CLICKABLE)
+            }
+
+            pub fn is_enabled(&self) -> bool {
+                self.flags().contains(NodeFlags::ENABLED)
+            }
+
+            pub fn is_checked(&self) -> bool {
+                self.flags().contains(NodeFlags::CHECKED)
+            }
+
+            pub fn is_focused(&self) -> bool {
+                self.flags().contains(NodeFlags::FOCUSED)
+            }
+
+            pub fn is_selected(&self) -> bool {
+                self.flags().contains(NodeFlags::SELECTED)
+            }
+
+            pub fn is_scrollable(&self) -> bool {
+                self.flags().contains(NodeFlags::SCROLLABLE)
+            }
+
+            /// Its subtree without itself, in pre-order.
+            pub fn descendants(&self) -> impl Iterator<Item = Node<'a>> + use<'a> {
+                let hierarchy = self.hierarchy;
+                let depth = self.depth();
+                (self.index + 1..hierarchy.nodes.len())
+                    .take_while(move |&index| hierarchy.nodes[index].depth > depth)
+                    .map(move |index| Node { hierarchy, index })
+            }
+
+            /// Its direct children, in order.
+            pub fn children(&self) -> impl Iterator<Item = Node<'a>> + use<'a> {
+                let depth = self.depth();
+                self.descendants()
+                    .filter(move |node| node.depth() == depth + 1)
+            }
+
+            /// Its parent (`None` for the root).
+            pub fn parent(&self) -> Option<Node<'a>> {
+                let depth = self.depth();
+                let hierarchy = self.hierarchy;
+                (0..self.index)
+                    .rev()
+                    .find(|&index| hierarchy.nodes[index].depth < depth)
+                    .map(|index| Node { hierarchy, index })
+            }
+        }
+
+        impl std::fmt::Debug for Node<'_> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct("Node")
+                    .field("index", &self.index)
+                    .field("depth", &self.depth())
+                    .field("id", &self.id())
+                    .field("desc", &self.desc())
+                    .field("text", &self.text())
+                    .field("class", &self.class())
+                    .field("flags", &self.flags())
+                    .field("bounds", &self.bounds())
+                    .finish()
             }
         }
     };
@@ -138,9 +305,7 @@ macro_rules! impl_type_helpers {
 
 pub mod strategy {
     //! Strategies choose, every step, which of the spec's candidate actions to dispatch.
-    pub use crate::__private::strategy::uatu::plugin::types::{
-        Bounds, Candidate, Choice, Node, NodeFlags, StepContext,
-    };
+    pub use crate::__private::strategy::uatu::plugin::types::{Candidate, Choice, StepContext};
     pub use crate::Config;
     impl_type_helpers!(crate::__private::strategy::uatu::plugin::types);
 
@@ -181,9 +346,7 @@ pub mod strategy {
 pub mod extractor {
     //! Extractors compute named values from each step's state; specs read them as
     //! `state.snapshots["<plugin>.<name>"]`.
-    pub use crate::__private::extractor::uatu::plugin::types::{
-        Bounds, NamedValue, Node, NodeFlags, Screenshot, StepContext,
-    };
+    pub use crate::__private::extractor::uatu::plugin::types::{NamedValue, Screenshot, StepContext};
     pub use crate::Config;
     impl_type_helpers!(crate::__private::extractor::uatu::plugin::types);
 
@@ -212,18 +375,40 @@ pub mod extractor {
 }
 
 pub mod sink {
-    //! Sinks receive the run's meta, every trace record and the summary. A sink may
+    //! Sinks receive the run's meta, every step and the summary. A sink may
     //! write files only under its own directory, which it sees as `/` (and `.`).
+    pub use crate::__private::sink::uatu::plugin::types::StepRecord;
     pub use crate::Config;
 
     pub trait Sink: Sized + 'static {
         fn init(config: Config) -> Result<Self, String>;
         /// `meta` is the run's meta.json.
         fn on_run_start(&mut self, meta: &serde_json::Value) -> Result<(), String>;
-        /// `record` is one line of trace.jsonl.
-        fn on_step(&mut self, record: &serde_json::Value) -> Result<(), String>;
-        /// `summary` is the run's summary.
+        /// One step, after its trace record was written: `record.step`, `.time_ms`,
+        /// `.evaluated`, `.action` and `.violations` are at hand, and
+        /// [`StepRecord::parse`] parses the whole trace line when a sink needs more.
+        /// Does nothing unless implemented.
+        fn on_step(&mut self, record: &StepRecord) -> Result<(), String> {
+            let _ = record;
+            Ok(())
+        }
+        /// `summary` is the run's summary.json.
         fn on_run_end(&mut self, summary: &serde_json::Value) -> Result<(), String>;
+    }
+
+    impl StepRecord {
+        /// The step's line of trace.jsonl, parsed (see `docs/trace-format.md`). It
+        /// holds the whole state (hierarchy, snapshots, logs): parse it only when needed.
+        pub fn parse(&self) -> Result<serde_json::Value, String> {
+            parse("the trace record", &self.json)
+        }
+
+        /// The dispatched action, parsed (`None` when the step dispatched nothing).
+        pub fn action_json(&self) -> Option<serde_json::Value> {
+            self.action
+                .as_deref()
+                .and_then(|action| serde_json::from_str(action).ok())
+        }
     }
 
     #[doc(hidden)]
@@ -320,6 +505,7 @@ macro_rules! export_extractor {
 macro_rules! export_sink {
     ($plugin:ty) => {
         const _: () = {
+            use __bindings::uatu::plugin::types as __types;
             use $crate::__private::sink as __bindings;
             struct __UatuExport;
             ::std::thread_local! {
@@ -328,15 +514,10 @@ macro_rules! export_sink {
             }
             fn __with(
                 what: &str,
-                json: &str,
-                call: impl FnOnce(
-                    &mut $plugin,
-                    &$crate::__serde_json::Value,
-                ) -> ::core::result::Result<(), ::std::string::String>,
+                call: impl FnOnce(&mut $plugin) -> ::core::result::Result<(), ::std::string::String>,
             ) -> ::core::result::Result<(), ::std::string::String> {
-                let value = $crate::sink::parse(what, json)?;
                 __INSTANCE.with(|cell| match cell.borrow_mut().as_mut() {
-                    ::core::option::Option::Some(instance) => call(instance, &value),
+                    ::core::option::Option::Some(instance) => call(instance),
                     ::core::option::Option::None => {
                         ::core::result::Result::Err(format!("{what} before init"))
                     }
@@ -352,26 +533,26 @@ macro_rules! export_sink {
                 fn on_run_start(
                     meta: ::std::string::String,
                 ) -> ::core::result::Result<(), ::std::string::String> {
-                    __with("meta", &meta, |instance, value| {
-                        $crate::sink::Sink::on_run_start(instance, value)
+                    let meta = $crate::sink::parse("meta", &meta)?;
+                    __with("on-run-start", |instance| {
+                        $crate::sink::Sink::on_run_start(instance, &meta)
                     })
                 }
-                fn on_step(
-                    record: ::std::string::String,
-                ) -> ::core::result::Result<(), ::std::string::String> {
-                    __with("record", &record, |instance, value| {
-                        $crate::sink::Sink::on_step(instance, value)
+                fn on_step(record: __types::StepRecord) -> ::core::result::Result<(), ::std::string::String> {
+                    __with("on-step", |instance| {
+                        $crate::sink::Sink::on_step(instance, &record)
                     })
                 }
                 fn on_run_end(
                     summary: ::std::string::String,
                 ) -> ::core::result::Result<(), ::std::string::String> {
-                    __with("summary", &summary, |instance, value| {
-                        $crate::sink::Sink::on_run_end(instance, value)
+                    let summary = $crate::sink::parse("summary", &summary)?;
+                    __with("on-run-end", |instance| {
+                $crate::sink::Sink::on_run_end(instance, &summary)
                     })
                 }
             }
-    $crate::__private::sink::__export_sink_world!(__UatuExport with_types_in $crate::__private::sink);
+            $crate::__private::sink::__export_sink_world!(__UatuExport with_types_in $crate::__private::sink);
         };
     };
 }
@@ -379,3 +560,88 @@ macro_rules! export_sink {
 #[doc(hidden)]
 pub use serde_json as __serde_json;
 pub use serde_json;
+
+#[cfg(test)]
+mod tests {
+    use crate::strategy::{Bounds, Hierarchy, NodeFlags, NodeRecord, Span};
+
+    /// root > (a > b), c — built the way the host lays out the string table.
+    fn tree() -> Hierarchy {
+        let mut strings = String::new();
+        let mut span = |text: &str| {
+            let offset = strings.len() as u32;
+            strings.push_str(text);
+            Span {
+                offset,
+                len: text.len() as u32,
+            }
+        };
+        let mut node = |depth: u32, id: &str, text: &str, flags: NodeFlags| NodeRecord {
+            depth,
+            id: span(id),
+            desc: span(""),
+            text: span(text),
+            class: span("View"),
+            flags,
+            bounds: Bounds {
+                left: 0,
+                top: depth as i32,
+                right: 10,
+                bottom: 20,
+            },
+        };
+        let nodes = vec![
+            node(0, "root", "", NodeFlags::SCROLLABLE),
+            node(1, "a", "Crème", NodeFlags::CLICKABLE | NodeFlags::ENABLED),
+            node(2, "b", "✓", NodeFlags::empty()),
+            node(1, "c", "", NodeFlags::CHECKED),
+        ];
+        Hierarchy { strings, nodes }
+    }
+
+    #[test]
+    fn node_views_read_the_string_table() {
+        let tree = tree();
+        let ids: Vec<&str> = tree.nodes().map(|node| node.id()).collect();
+        assert_eq!(ids, ["root", "a", "b", "c"]);
+        let a = tree.find_by_id("a").unwrap();
+        assert_eq!(
+            (a.text(), a.class(), a.desc(), a.depth()),
+            ("Crème", "View", "", 1)
+        );
+        assert!(a.is_clickable() && a.is_enabled() && !a.is_checked());
+        assert_eq!(tree.get(2).unwrap().text(), "✓");
+        assert_eq!(a.bounds().top, 1);
+        assert!(tree.root().unwrap().is_scrollable());
+        assert_eq!(tree.len(), 4);
+    }
+
+    #[test]
+    fn node_views_navigate_the_tree() {
+        let tree = tree();
+        let root = tree.root().unwrap();
+        let children: Vec<&str> = root.children().map(|node| node.id()).collect();
+        assert_eq!(children, ["a", "c"]);
+        let descendants: Vec<&str> = root.descendants().map(|node| node.id()).collect();
+        assert_eq!(descendants, ["a", "b", "c"]);
+        assert_eq!(tree.get(2).unwrap().parent().unwrap().id(), "a");
+        assert_eq!(tree.get(3).unwrap().parent().unwrap().id(), "root");
+        assert!(root.parent().is_none());
+        assert_eq!(tree.get(1).unwrap().children().count(), 1);
+    }
+
+    #[test]
+    fn a_span_outside_the_table_reads_as_empty() {
+        let mut tree = tree();
+        tree.nodes[1].text = Span { offset: 1000, len: 3 };
+        // Inside a multi-byte character: not a char boundary.
+        let check = tree.nodes[2].text.offset;
+        tree.nodes[2].text = Span {
+            offset: check + 1,
+            len: 1,
+        };
+        assert_eq!(tree.get(1).unwrap().text(), "");
+        assert_eq!(tree.get(2).unwrap().text(), "");
+        assert_eq!(tree.get(9).map(|node| node.id()), None);
+    }
+}

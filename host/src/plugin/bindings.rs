@@ -20,6 +20,7 @@ pub mod sink {
     wasmtime::component::bindgen!({
         path: "../plugin-sdk/wit",
         world: "uatu:plugin/sink-plugin",
+        with: { "uatu:plugin/types": super::strategy::uatu::plugin::types },
     });
 }
 

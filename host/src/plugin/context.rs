@@ -1,35 +1,39 @@
-//! What a plugin sees of a step: the host's [`State`] and [`Candidate`]s in the
-//! contract's types, and the host's screen signature.
+//! What a plugin sees of a step: the host's [`State`], [`Candidate`]s and
+//! [`StepRecord`] in the contract's types, and the host's screen signature.
 
 use crate::action::Candidate;
 use crate::device::model::{Node, Screenshot};
 use crate::state::State;
+use crate::trace::{Event, StepRecord};
 
 use super::bindings::types;
 
-/// The contract's view of one step, built once and passed to every plugin of the step.
+/// The contract's view of one step, built once per call and passed by reference to
+/// every plugin of the call.
 pub fn step_context(state: &State) -> types::StepContext {
     types::StepContext {
         step: state.step,
         time_ms: state.time,
         screen_signature: screen_signature(&state.hierarchy),
         coverage: state.coverage.clone(),
-        snapshots: serde_json::Value::Object(state.snapshots.clone()).to_string(),
-        hierarchy: flatten(&state.hierarchy),
+        snapshots: serde_json::to_string(&state.snapshots).unwrap_or_else(|_| "{}".into()),
+        hierarchy: hierarchy(&state.hierarchy),
     }
 }
 
-/// The tree in pre-order, each node with its depth.
-pub fn flatten(root: &Node) -> Vec<types::Node> {
-    let mut nodes = Vec::new();
+/// The tree in pre-order, each node with its depth and its strings as spans of one
+/// string table: one string and one list of flat records cross into the guest.
+pub fn hierarchy(root: &Node) -> types::Hierarchy {
+    let mut strings = String::with_capacity(4096);
+    let mut nodes = Vec::with_capacity(64);
     let mut stack = vec![(root, 0u32)];
     while let Some((node, depth)) = stack.pop() {
         nodes.push(types::Node {
             depth,
-            id: node.id.clone(),
-            desc: node.desc.clone(),
-            text: node.text.clone(),
-            class: node.class_name.clone(),
+            id: span(&mut strings, &node.id),
+            desc: span(&mut strings, &node.desc),
+            text: span(&mut strings, &node.text),
+            class: span(&mut strings, &node.class_name),
             flags: flags(node),
             bounds: types::Bounds {
                 left: node.bounds.left,
@@ -40,7 +44,27 @@ pub fn flatten(root: &Node) -> Vec<types::Node> {
         });
         stack.extend(node.children.iter().rev().map(|child| (child, depth + 1)));
     }
-    nodes
+    types::Hierarchy { strings, nodes }
+}
+
+/// Appends `text` to the table and returns where it is.
+fn span(strings: &mut String, text: &str) -> types::Span {
+    let offset = strings.len();
+    strings.push_str(text);
+    // Past 4 GiB (beyond any plugin's memory) a span is empty rather than wrong.
+    match (u32::try_from(offset), u32::try_from(text.len())) {
+        (Ok(offset), Ok(len)) if offset.checked_add(len).is_some() => types::Span { offset, len },
+        _ => types::Span { offset: 0, len: 0 },
+    }
+}
+
+/// A string of the table, as plugins read it (for tests and tools on the host side).
+pub fn span_str(hierarchy: &types::Hierarchy, span: types::Span) -> &str {
+    let start = span.offset as usize;
+    hierarchy
+        .strings
+        .get(start..start.saturating_add(span.len as usize))
+        .unwrap_or_default()
 }
 
 fn flags(node: &Node) -> types::NodeFlags {
@@ -73,6 +97,28 @@ pub fn candidates(candidates: &[Candidate]) -> Vec<types::Candidate> {
             action: serde_json::to_string(&candidate.action).unwrap_or_else(|_| "null".into()),
         })
         .collect()
+}
+
+/// What a sink receives of one step: the typed fields and the trace line.
+pub fn step_record(record: &StepRecord, line: String) -> types::StepRecord {
+    types::StepRecord {
+        step: record.step,
+        time_ms: record.time,
+        evaluated: record.evaluated,
+        action: record
+            .action
+            .as_ref()
+            .and_then(|action| serde_json::to_string(action).ok()),
+        violations: record
+            .events
+            .iter()
+            .filter_map(|event| match event {
+                Event::Violation { property } => Some(property.clone()),
+                _ => None,
+            })
+            .collect(),
+        json: line,
+    }
 }
 
 /// A screenshot decoded to RGBA, as extractors that ask for it receive it.
@@ -180,8 +226,30 @@ mod tests {
             "",
             vec![node("b", "", vec![node("c", "", vec![])]), node("d", "", vec![])],
         );
-        let flat = flatten(&tree);
-        let order: Vec<(&str, u32)> = flat.iter().map(|n| (n.id.as_str(), n.depth)).collect();
+        let flat = hierarchy(&tree);
+        let order: Vec<(&str, u32)> = flat
+            .nodes
+            .iter()
+            .map(|n| (span_str(&flat, n.id), n.depth))
+            .collect();
         assert_eq!(order, [("a", 0), ("b", 1), ("c", 2), ("d", 1)]);
+    }
+
+    #[test]
+    fn every_string_is_a_span_of_one_table() {
+        let mut tree = node(
+            "root",
+            "",
+            vec![node("row", "Crème brûlée", vec![]), node("", "", vec![])],
+        );
+        tree.desc = "ledger ✓".into();
+        tree.children[0].class_name = "Text".into();
+        let flat = hierarchy(&tree);
+        let strings =
+            |n: &types::Node| [n.id, n.desc, n.text, n.class].map(|span| span_str(&flat, span).to_string());
+        assert_eq!(strings(&flat.nodes[0]), ["root", "ledger ✓", "", "View"]);
+        assert_eq!(strings(&flat.nodes[1]), ["row", "", "Crème brûlée", "Text"]);
+        assert_eq!(strings(&flat.nodes[2]), ["", "", "", "View"]);
+        assert_eq!(flat.strings, "rootledger ✓ViewrowCrème brûléeTextView");
     }
 }

@@ -6,7 +6,7 @@ use std::fmt;
 /// The version of `uatu:plugin` this host implements (`plugin-sdk/wit/plugin.wit`).
 pub const CONTRACT_VERSION: Version = Version {
     major: 0,
-    minor: 1,
+    minor: 2,
     patch: 0,
 };
 
@@ -78,7 +78,7 @@ impl fmt::Display for Version {
     }
 }
 
-/// One export of a component that belongs to the contract, e.g. `uatu:plugin/strategy@0.1.0`.
+/// One export of a component that belongs to the contract, e.g. `uatu:plugin/strategy@0.2.0`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContractExport {
     /// The interface's name (`strategy`, `extractor`, `sink`, or another one).
@@ -217,10 +217,28 @@ mod tests {
     #[test]
     fn identifies_the_kind_from_the_exported_interface() {
         assert_eq!(
-            identify(["uatu:plugin/extractor@0.1.0"]),
+            identify(["uatu:plugin/extractor@0.2.0"]),
             Identified::Plugin {
                 kind: Kind::Extractor,
                 version: CONTRACT_VERSION
+            }
+        );
+        assert_eq!(
+            identify(["uatu:plugin/extractor@0.2.5"]),
+            Identified::Plugin {
+                kind: Kind::Extractor,
+                version: Version {
+                    major: 0,
+                    minor: 2,
+                    patch: 5
+                }
+            }
+        );
+        // 0.1 passed each node's strings separately: incompatible with 0.2.
+        assert_eq!(
+            identify(["uatu:plugin/strategy@0.1.0"]),
+            Identified::Incompatible {
+                found: "0.1.0".into()
             }
         );
         assert_eq!(
@@ -234,7 +252,7 @@ mod tests {
             Identified::NotAPlugin(vec!["wasi:cli/run@0.2.0".into()])
         );
         assert_eq!(
-            identify(["uatu:plugin/sink@0.1.0", "uatu:plugin/strategy@0.1.0"]),
+            identify(["uatu:plugin/sink@0.2.0", "uatu:plugin/strategy@0.2.0"]),
             Identified::SeveralKinds(vec![Kind::Sink, Kind::Strategy])
         );
         assert_eq!(Version::parse("0.1"), None);

@@ -3,7 +3,7 @@
 //! The run loop loads a [`PluginSet`] at start-up and calls, every step,
 //! [`PluginSet::extract`] (after observing the state, before the spec reads it),
 //! [`PluginSet::strategy_choose`] (with the spec's candidates), and
-//! [`PluginSet::sink_step`] (with the step's trace record); [`PluginSet::sink_run_start`]
+//! [`PluginSet::sink_step`] (with the step's trace record and its serialised line); [`PluginSet::sink_run_start`]
 //! and [`PluginSet::sink_run_end`] frame the run. Every call is synchronous and
 //! must run outside an async context (e.g. inside `tokio::task::block_in_place`
 //! or `spawn_blocking`), because WASI's host side blocks on its own.
@@ -28,6 +28,7 @@ use crate::cli::{PluginBuildArgs, PluginNewArgs};
 use crate::device::model::Screenshot;
 use crate::exit::Status;
 use crate::state::State;
+use crate::trace::StepRecord;
 
 pub use build::{BuildError, BuildOptions, build_plugin, build_plugin_with, componentize};
 pub use contract::{CONTRACT_VERSION, Kind, Version};
@@ -458,51 +459,61 @@ impl PluginSet {
 
     /// Gives every sink the run's meta (what `meta.json` holds).
     pub fn sink_run_start(&mut self, meta: &impl Serialize) -> Result<(), PluginError> {
-        self.sink_call("on-run-start", None, meta)
+        if !self.has_sinks() {
+            return Ok(());
+        }
+        let json = sink_json("on-run-start", meta)?;
+        self.sink_call("on-run-start", None, |sink, store| {
+            sink.call_on_run_start(store, &json)
+        })
     }
 
-    /// Gives every sink one trace record (a line of `trace.jsonl`), after it was written.
-    pub fn sink_step(&mut self, step: u64, record: &impl Serialize) -> Result<(), PluginError> {
-        self.sink_call("on-step", Some(step), record)
+    /// Gives every sink one step, after its record was written: `line` is the record's
+    /// line of `trace.jsonl` (without the newline) as the trace writer serialised it,
+    /// so the record is serialised once per step whatever the number of sinks.
+    pub fn sink_step(&mut self, record: &StepRecord, line: String) -> Result<(), PluginError> {
+        if !self.has_sinks() {
+            return Ok(());
+        }
+        let step = context::step_record(record, line);
+        self.sink_call("on-step", Some(record.step), |sink, store| {
+            sink.call_on_step(store, &step)
+        })
     }
 
     /// Gives every sink the run's summary, before the run's exit.
     pub fn sink_run_end(&mut self, summary: &impl Serialize) -> Result<(), PluginError> {
-        self.sink_call("on-run-end", None, summary)
+        if !self.has_sinks() {
+            return Ok(());
+        }
+        let json = sink_json("on-run-end", summary)?;
+        self.sink_call("on-run-end", None, |sink, store| {
+            sink.call_on_run_end(store, &json)
+        })
+    }
+
+    fn has_sinks(&self) -> bool {
+        self.plugins
+            .iter()
+            .any(|p| p.meta.kind == Kind::Sink && !p.failed)
     }
 
     fn sink_call(
         &mut self,
         call: &'static str,
         step: Option<u64>,
-        value: &impl Serialize,
+        body: impl Fn(
+            &bindings::sink::exports::uatu::plugin::sink::Guest,
+            &mut Store<PluginState>,
+        ) -> wasmtime::Result<Result<(), String>>,
     ) -> Result<(), PluginError> {
-        if !self
-            .plugins
-            .iter()
-            .any(|p| p.meta.kind == Kind::Sink && !p.failed)
-        {
-            return Ok(());
-        }
-        let json = serde_json::to_string(value).map_err(|error| PluginError {
-            plugin: "(sinks)".into(),
-            call: Some(call),
-            cause: Cause::Input(error.to_string()),
-        })?;
         for index in 0..self.plugins.len() {
             let plugin = &mut self.plugins[index];
             if plugin.failed || plugin.meta.kind != Kind::Sink {
                 continue;
             }
             let result = plugin.call(call, |store, exports| match exports {
-                Exports::Sink(bindings) => {
-                    let sink = bindings.uatu_plugin_sink();
-                    match call {
-                        "on-run-start" => sink.call_on_run_start(store, &json),
-                        "on-step" => sink.call_on_step(store, &json),
-                        _ => sink.call_on_run_end(store, &json),
-                    }
-                }
+                Exports::Sink(bindings) => body(bindings.uatu_plugin_sink(), store),
                 _ => unreachable_kind(),
             });
             if let Err(error) = result {
@@ -529,6 +540,15 @@ impl PluginSet {
             }
         }
     }
+}
+
+/// A value for a sink's `on-run-start` or `on-run-end`, as JSON text.
+fn sink_json(call: &'static str, value: &impl Serialize) -> Result<String, PluginError> {
+    serde_json::to_string(value).map_err(|error| PluginError {
+        plugin: "(sinks)".into(),
+        call: Some(call),
+        cause: Cause::Input(error.to_string()),
+    })
 }
 
 fn unreachable_kind<T>() -> wasmtime::Result<Result<T, String>> {

@@ -3,10 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::build::BuildError;
-use super::contract::Kind;
-
-/// The SDK version scaffolded crates depend on (from crates.io).
-const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
+use super::contract::{CONTRACT_VERSION, Kind};
 
 /// Creates the crate `dir` (its last component is the crate's name) and returns it.
 pub fn scaffold(dir: &Path, kind: Kind) -> Result<PathBuf, BuildError> {
@@ -66,11 +63,11 @@ strip = true
 }
 
 /// The SDK by path when `UATU_PLUGIN_SDK_PATH` names a checkout's `plugin-sdk`,
-/// else by version.
+/// else by version: the SDK's version is the contract version it implements.
 fn sdk_dependency() -> String {
     match std::env::var("UATU_PLUGIN_SDK_PATH") {
         Ok(path) if !path.is_empty() => format!("uatu-plugin-sdk = {{ path = {:?} }}", path),
-        _ => format!("uatu-plugin-sdk = \"{SDK_VERSION}\""),
+        _ => format!("uatu-plugin-sdk = \"{CONTRACT_VERSION}\""),
     }
 }
 
@@ -117,7 +114,7 @@ impl Extractor for MyExtractor {
     }
 
     fn extract(&mut self, ctx: &StepContext, _screenshot: Option<&Screenshot>) -> Result<Vec<NamedValue>, String> {
-        let clickable = ctx.hierarchy.iter().filter(|node| node.is_clickable()).count();
+        let clickable = ctx.hierarchy.nodes().filter(|node| node.is_clickable()).count();
         Ok(vec![NamedValue::new("clickable", json!(clickable))])
     }
 }
@@ -144,7 +141,9 @@ impl Sink for MySink {
         Ok(())
     }
 
-    fn on_step(&mut self, _record: &Value) -> Result<(), String> {
+    // `record.step`, `.time_ms`, `.evaluated`, `.action`, `.violations`; `record.parse()`
+    // parses the whole trace line (costly: it holds the hierarchy) when you need it.
+    fn on_step(&mut self, _record: &StepRecord) -> Result<(), String> {
         self.steps += 1;
         Ok(())
     }

@@ -446,7 +446,10 @@ impl Session<'_> {
                     events,
                     metrics,
                 };
-                self.run_dir.append_step(&record).map_err(StepFailure::trace)?;
+                let line = self.run_dir.append_step(&record).map_err(StepFailure::trace)?;
+                let plugins = &mut *self.plugins;
+                tokio::task::block_in_place(|| plugins.sink_step(&record, line))
+                    .map_err(|error| StepFailure::Plugin(exit::usage(error)))?;
                 return Ok(time);
             }
         };
@@ -554,9 +557,9 @@ impl Session<'_> {
             metrics,
         };
         // Record before resuming: whatever happens next, this step is kept.
-        self.run_dir.append_step(&record).map_err(StepFailure::trace)?;
+        let line = self.run_dir.append_step(&record).map_err(StepFailure::trace)?;
         let plugins = &mut *self.plugins;
-        if let Err(error) = tokio::task::block_in_place(|| plugins.sink_step(index, &record)) {
+        if let Err(error) = tokio::task::block_in_place(|| plugins.sink_step(&record, line)) {
             let _ = self.agent.resume().await;
             return Err(StepFailure::Plugin(exit::usage(error)));
         }

@@ -79,18 +79,21 @@ impl RunDir {
     }
 
     /// Appends one record as one line and hands it to the OS before returning,
-    /// so a killed host loses at most the step it was writing.
-    pub fn append_step(&mut self, record: &StepRecord) -> Result<(), TraceError> {
+    /// so a killed host loses at most the step it was writing. Returns the line
+    /// (without its newline), which sinks receive as it is.
+    pub fn append_step(&mut self, record: &StepRecord) -> Result<String, TraceError> {
         let trace_path = self.path.join(TRACE_FILE);
-        let mut line = serde_json::to_vec(record).map_err(|e| TraceError::BadJson {
+        let mut line = serde_json::to_string(record).map_err(|e| TraceError::BadJson {
             path: trace_path.clone(),
             source: e,
         })?;
-        line.push(b'\n');
+        line.push('\n');
         self.trace
-            .write_all(&line)
+            .write_all(line.as_bytes())
             .map_err(|e| TraceError::io(&trace_path, e))?;
-        self.trace.flush().map_err(|e| TraceError::io(&trace_path, e))
+        self.trace.flush().map_err(|e| TraceError::io(&trace_path, e))?;
+        line.pop();
+        Ok(line)
     }
 
     /// Writes `screenshots/step-NNNNN.png`; returns its path relative to the run directory.

@@ -124,6 +124,35 @@ pub fn state(step: u64, rows: usize, coverage: Option<Vec<String>>) -> State {
     }
 }
 
+/// The trace record of a step at `state`, with the given action and violations,
+/// and its line as the trace writer serialises it (what sinks receive).
+pub fn record(
+    state: State,
+    action: Option<uatu::action::ResolvedAction>,
+    violations: &[&str],
+) -> (uatu::trace::StepRecord, String) {
+    let record = uatu::trace::StepRecord {
+        step: state.step,
+        time: state.time,
+        state,
+        evaluated: true,
+        screenshot: None,
+        extractors: Default::default(),
+        properties: Default::default(),
+        candidates: 3,
+        action,
+        events: violations
+            .iter()
+            .map(|property| uatu::trace::Event::Violation {
+                property: property.to_string(),
+            })
+            .collect(),
+        metrics: Default::default(),
+    };
+    let line = serde_json::to_string(&record).expect("a record serialises");
+    (record, line)
+}
+
 pub fn candidates() -> Vec<uatu::action::Candidate> {
     use uatu::action::{Action, Candidate, PathStep, Target};
     use uatu::device::model::Key;

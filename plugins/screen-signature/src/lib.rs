@@ -1,9 +1,10 @@
-//! `screen-signature`: an abstraction of the current screen from the hierarchy's
-//! structure, classes, resource ids and content descriptions (never its text;
-//! runs of identical siblings count once), so specs and strategies can count
-//! distinct screens. Values: `signature` (16 hex digits), `distinct_screens`
-//! (signatures seen so far in the run), `blank_screen` (the screenshot is almost
-//! entirely one colour; `null` without a screenshot).
+//! `screen-signature`: gives specs the host's abstraction of the current screen
+//! (`ctx.screen_signature`: the hierarchy's structure, classes, resource ids and
+//! content descriptions, never its text; runs of identical siblings count once;
+//! defined once, in `host/src/plugin/context.rs`), so they can count distinct
+//! screens. Values: `signature` (16 hex digits), `distinct_screens` (signatures
+//! seen so far in the run), `blank_screen` (the screenshot is almost entirely one
+//! colour; `null` without a screenshot).
 //!
 //! Config (`[plugins.screen-signature]`): `blank-detection` (default true; false
 //! skips the screenshot and its decoding cost), `blank-threshold` (default 0.98,
@@ -22,61 +23,6 @@ struct ScreenSignature {
     seen: HashSet<String>,
 }
 
-struct Fnv(u64);
-
-impl Fnv {
-    fn new() -> Fnv {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 ^= u64::from(*byte);
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-}
-
-/// The same hash as the host's `screen_signature`, from the pre-order node list.
-fn signature(nodes: &[Node]) -> String {
-    if nodes.is_empty() {
-        return format!("{:016x}", Fnv::new().0);
-    }
-    // Children of each node, rebuilt from the depths.
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
-    let mut stack: Vec<usize> = Vec::new();
-    for (index, node) in nodes.iter().enumerate() {
-        while stack.last().is_some_and(|&top| nodes[top].depth >= node.depth) {
-            stack.pop();
-        }
-        if let Some(&parent) = stack.last() {
-            children[parent].push(index);
-        }
-        stack.push(index);
-    }
-    // Hashes bottom-up: in reverse pre-order every child comes before its parent.
-    let mut hashes = vec![0u64; nodes.len()];
-    for index in (0..nodes.len()).rev() {
-        let node = &nodes[index];
-        let mut hash = Fnv::new();
-        hash.write(node.class.as_bytes());
-        hash.write(b"\x1f");
-        hash.write(node.id.as_bytes());
-        hash.write(b"\x1f");
-        hash.write(node.desc.as_bytes());
-        hash.write(b"\x1e");
-        let mut previous = None;
-        for &child in &children[index] {
-            if previous != Some(hashes[child]) {
-                hash.write(&hashes[child].to_le_bytes());
-            }
-            previous = Some(hashes[child]);
-        }
-        hash.write(b"\x1d");
-        hashes[index] = hash.0;
-    }
-    format!("{:016x}", hashes[0])
-}
-
 fn is_blank(screenshot: &Screenshot, threshold: f64, tolerance: i32) -> bool {
     let pixels: Vec<[u8; 4]> = screenshot
         .rgba
@@ -90,9 +36,13 @@ fn is_blank(screenshot: &Screenshot, threshold: f64, tolerance: i32) -> bool {
     let mut counts: HashMap<[u8; 3], usize> = HashMap::new();
     for pixel in &pixels {
         // Quantised, so that noise does not split the dominant colour.
-        *counts.entry([pixel[0] >> 4, pixel[1] >> 4, pixel[2] >> 4]).or_default() += 1;
+        *counts
+            .entry([pixel[0] >> 4, pixel[1] >> 4, pixel[2] >> 4])
+            .or_default() += 1;
     }
-    let Some((&dominant, _)) = counts.iter().max_by_key(|(_, count)| **count) else { return true };
+    let Some((&dominant, _)) = counts.iter().max_by_key(|(_, count)| **count) else {
+        return true;
+    };
     let centre = dominant.map(|c| i32::from(c) * 16 + 8);
     let close = pixels
         .iter()
@@ -115,9 +65,15 @@ impl Extractor for ScreenSignature {
         self.blank_detection
     }
 
-    fn extract(&mut self, ctx: &StepContext, screenshot: Option<&Screenshot>) -> Result<Vec<NamedValue>, String> {
-        let signature = signature(&ctx.hierarchy);
-        self.seen.insert(signature.clone());
+    fn extract(
+        &mut self,
+        ctx: &StepContext,
+        screenshot: Option<&Screenshot>,
+    ) -> Result<Vec<NamedValue>, String> {
+        let signature = &ctx.screen_signature;
+        if !self.seen.contains(signature) {
+            self.seen.insert(signature.clone());
+        }
         let blank = match screenshot {
             Some(screenshot) => json!(is_blank(screenshot, self.blank_threshold, self.blank_tolerance)),
             None => Value::Null,

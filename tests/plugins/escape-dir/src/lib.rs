@@ -26,9 +26,6 @@ impl Sink for Escape {
         ];
         Err(format!("{} | own dir: {}", report.join(" | "), own.map_err(|e| e.to_string())?))
     }
-    fn on_step(&mut self, _record: &Value) -> Result<(), String> {
-        Ok(())
-    }
     fn on_run_end(&mut self, _summary: &Value) -> Result<(), String> {
         Ok(())
     }
