@@ -15,6 +15,7 @@ pub mod inspect;
 pub mod ltl;
 pub mod plugin;
 pub mod run;
+pub mod sandbox;
 pub mod sim;
 pub mod spec;
 pub mod state;

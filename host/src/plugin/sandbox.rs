@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use wasmtime::component::{Component, Linker, ResourceTable};
-use wasmtime::{Engine, ResourceLimiter, Store};
+use wasmtime::{Engine, Store};
+
+use crate::sandbox::{FixedClock, MemoryCap};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{DirPerms, FilePerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
@@ -119,10 +121,7 @@ impl Sandbox {
         let state = PluginState {
             wasi: wasi.build(),
             table: ResourceTable::new(),
-            limiter: MemoryCap {
-                cap: memory_bytes,
-                exceeded: false,
-            },
+            limiter: MemoryCap::new(memory_bytes),
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limiter);
@@ -183,57 +182,5 @@ impl WasiView for PluginState {
             ctx: &mut self.wasi,
             table: &mut self.table,
         }
-    }
-}
-
-/// Caps each linear memory and remembers whether the plugin ran into the cap.
-pub struct MemoryCap {
-    pub cap: usize,
-    pub exceeded: bool,
-}
-
-impl ResourceLimiter for MemoryCap {
-    fn memory_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        if desired > self.cap {
-            self.exceeded = true;
-            return Ok(false);
-        }
-        Ok(true)
-    }
-
-    fn table_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        Ok(desired <= 1 << 20)
-    }
-}
-
-/// A clock that always says zero: plugins must not depend on time (the step
-/// context carries the device's time).
-struct FixedClock;
-
-impl wasmtime_wasi::HostWallClock for FixedClock {
-    fn resolution(&self) -> Duration {
-        Duration::from_millis(1)
-    }
-    fn now(&self) -> Duration {
-        Duration::ZERO
-    }
-}
-
-impl wasmtime_wasi::HostMonotonicClock for FixedClock {
-    fn resolution(&self) -> u64 {
-        1_000_000
-    }
-    fn now(&self) -> u64 {
-        0
     }
 }

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use wasmtime::{Caller, Linker, Memory, ResourceLimiter, Store, Trap, TypedFunc};
+use wasmtime::{Caller, Linker, Memory, Store, Trap, TypedFunc};
 use wasmtime_wasi::p1::WasiP1Ctx;
 
 use super::module::SpecModule;
@@ -14,6 +14,7 @@ use super::query::{self, QueryKind};
 use super::sourcemap::SourceMap;
 use crate::action::{Action, Candidate, PathStep};
 use crate::device::model::Node;
+use crate::sandbox::{FixedClock, MemoryCap};
 use crate::state::State;
 
 /// What a spec instance may use.
@@ -89,38 +90,9 @@ pub enum SpecError {
     Setup { spec: String, message: String },
 }
 
-struct Limiter {
-    cap: usize,
-    hit: bool,
-}
-
-impl ResourceLimiter for Limiter {
-    fn memory_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        if desired > self.cap {
-            self.hit = true;
-            return Ok(false);
-        }
-        Ok(true)
-    }
-
-    fn table_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        Ok(desired <= 1 << 20)
-    }
-}
-
 struct Host {
     wasi: WasiP1Ctx,
-    limiter: Limiter,
+    limiter: MemoryCap,
     hierarchy: Node,
     answer: Vec<u8>,
     answers: Answers,
@@ -338,10 +310,7 @@ impl SpecInstance {
             .build_p1();
         let host = Host {
             wasi,
-            limiter: Limiter {
-                cap: limits.memory,
-                hit: false,
-            },
+            limiter: MemoryCap::new(limits.memory),
             hierarchy: Node::default(),
             answer: Vec::new(),
             answers: Answers::default(),
@@ -619,7 +588,7 @@ impl SpecInstance {
         }
         self.store.set_epoch_deadline(ticks(self.limits.deadline));
         let outcome = exchange(&mut self.store, self.memory, &self.input, input, f);
-        let memory_hit = std::mem::take(&mut self.store.data_mut().limiter.hit);
+        let memory_hit = std::mem::take(&mut self.store.data_mut().limiter.exceeded);
         let phase = match (&outcome, memory_hit, &phase) {
             (Ok(_), false, _) => phase,
             (_, _, Phase::Step(n)) => match self.doing() {
@@ -782,25 +751,4 @@ fn read_memory(caller: &mut Caller<'_, Host>, ptr: u32, len: u32) -> Option<Vec<
 
 fn ticks(deadline: Duration) -> u64 {
     (deadline.as_micros() / provider::EPOCH_TICK.as_micros()).max(1) as u64 + 1
-}
-
-/// A clock that never moves: specs get their time from the state.
-struct FixedClock;
-
-impl wasmtime_wasi::HostWallClock for FixedClock {
-    fn resolution(&self) -> Duration {
-        Duration::from_millis(1)
-    }
-    fn now(&self) -> Duration {
-        Duration::ZERO
-    }
-}
-
-impl wasmtime_wasi::HostMonotonicClock for FixedClock {
-    fn resolution(&self) -> u64 {
-        1_000_000
-    }
-    fn now(&self) -> u64 {
-        0
-    }
 }
