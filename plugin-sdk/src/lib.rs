@@ -548,11 +548,11 @@ macro_rules! export_sink {
                 ) -> ::core::result::Result<(), ::std::string::String> {
                     let summary = $crate::sink::parse("summary", &summary)?;
                     __with("on-run-end", |instance| {
-                $crate::sink::Sink::on_run_end(instance, &summary)
+                        $crate::sink::Sink::on_run_end(instance, &summary)
                     })
                 }
             }
-            $crate::__private::sink::__export_sink_world!(__UatuExport with_types_in $crate::__private::sink);
+    $crate::__private::sink::__export_sink_world!(__UatuExport with_types_in $crate::__private::sink);
         };
     };
 }
