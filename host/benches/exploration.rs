@@ -17,6 +17,7 @@
 //! `EXPLORATION_KEEP` (a directory to keep the runs in, as `<strategy>-<seed>/`),
 //! `UATU_BIN` (another binary).
 
+mod bench_common;
 #[path = "../tests/plugin_common/mod.rs"]
 mod plugin_common;
 
@@ -27,29 +28,13 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::Instant;
 
+use bench_common::{env_u64, run_dir, uatu_bin, workspace};
 use uatu::plugin::context::screen_signature;
 use uatu::trace::{Summary, TraceReader};
 
 const BUG: &str = "deep-ledger-duplication";
 const CATCHING: [&str; 2] = ["ledgerCountMatchesAccount", "ledgerRowsAreUnique"];
 const STRATEGIES: [&str; 2] = ["builtin", "coverage-guided"];
-
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn uatu_bin() -> PathBuf {
-    std::env::var_os("UATU_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_uatu")))
-}
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 /// What one run reached.
 #[derive(Clone, Debug)]
@@ -116,12 +101,7 @@ fn run(strategy: &str, plugin: Option<&Path>, seed: u64, steps: u64) -> Outcome 
         "{strategy} seed {seed}: uatu run failed ({code}): {}",
         String::from_utf8_lossy(&result.stderr)
     );
-    let dir = fs::read_dir(&output)
-        .expect("output directory")
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .find(|p| p.join("summary.json").exists())
-        .expect("a finished run directory");
+    let dir = run_dir(&output);
     let summary: Summary =
         serde_json::from_slice(&fs::read(dir.join("summary.json")).expect("summary")).expect("summary json");
     let detected = summary

@@ -5,11 +5,13 @@
 //!
 //! Builds the first-party and example plugins first (as the tests do).
 
+mod bench_common;
 #[path = "../tests/plugin_common/mod.rs"]
 mod plugin_common;
 
 use std::time::{Duration, Instant};
 
+use bench_common::percentile;
 use plugin_common::{candidates, component, record, spec, state};
 use uatu::plugin::{LoadOptions, PluginSet};
 
@@ -22,11 +24,6 @@ fn rows() -> usize {
 }
 const WARMUP: usize = 200;
 const CALLS: usize = 2000;
-
-fn percentile(samples: &mut [Duration], p: f64) -> Duration {
-    samples.sort();
-    samples[((samples.len() as f64 - 1.0) * p).round() as usize]
-}
 
 fn report(name: &str, mut samples: Vec<Duration>) {
     let p50 = percentile(&mut samples, 0.5);

@@ -14,6 +14,9 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
+mod bench_common;
+use bench_common::{env_u64, run_dir, uatu_bin, workspace};
+
 const PHASES: [&str; 6] = ["capture", "agent", "spec", "ltl", "plugins", "dispatch"];
 
 #[derive(Deserialize, Default, Clone, Copy)]
@@ -56,23 +59,6 @@ struct Summary {
     wall_ms: u64,
 }
 
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn uatu_bin() -> PathBuf {
-    std::env::var_os("UATU_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_uatu")))
-}
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 fn run_command(steps: u64, screenshots: bool, output: &Path) -> Command {
     let mut command = Command::new(uatu_bin());
     command
@@ -94,15 +80,6 @@ fn run_command(steps: u64, screenshots: bool, output: &Path) -> Command {
 }
 
 /// The one run directory under `output`.
-fn run_dir(output: &Path) -> PathBuf {
-    let mut dirs = fs::read_dir(output)
-        .expect("output directory")
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.join("trace.jsonl").exists());
-    dirs.next().expect("a run directory with trace.jsonl")
-}
-
 fn percentile(sorted: &[u64], p: f64) -> u64 {
     if sorted.is_empty() {
         return 0;

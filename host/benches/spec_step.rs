@@ -14,6 +14,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+mod bench_common;
+use bench_common::percentile;
 use uatu::device::model::{Bounds, Node, ScreenSize};
 use uatu::spec::{SpecInstance, SpecLimits, SpecModule};
 use uatu::state::State;
@@ -129,11 +131,6 @@ fn state(step: u64) -> State {
         snapshots,
         ..State::default()
     }
-}
-
-fn percentile(samples: &mut [Duration], p: f64) -> Duration {
-    samples.sort();
-    samples[((samples.len() - 1) as f64 * p).round() as usize]
 }
 
 /// How often each snapshot, and the hierarchy, changed from one step to the next

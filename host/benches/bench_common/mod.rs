@@ -1,0 +1,41 @@
+//! What the bench binaries share: their knobs, the binary they run, and how they
+//! read a run back.
+#![allow(dead_code)] // each bench uses part of it
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A numeric knob from the environment, `default` when unset or not a number.
+pub fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The `uatu` binary to run: `UATU_BIN`, else the one Cargo built for this bench.
+pub fn uatu_bin() -> PathBuf {
+    std::env::var_os("UATU_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_uatu")))
+}
+
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The run directory `uatu run --output <output>` created.
+pub fn run_dir(output: &Path) -> PathBuf {
+    std::fs::read_dir(output)
+        .expect("output directory")
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| p.join("trace.jsonl").exists())
+        .expect("a run directory with trace.jsonl")
+}
+
+/// The `p` quantile (0..=1) of `samples`, which it sorts.
+pub fn percentile(samples: &mut [Duration], p: f64) -> Duration {
+    samples.sort();
+    samples[((samples.len() - 1) as f64 * p).round() as usize]
+}
