@@ -271,9 +271,9 @@ struct JsState<'a> {
     time: u64,
     screen: &'a crate::device::model::ScreenSize,
     /// The snapshots whose value differs from the previous step's.
-    snapshots: BTreeMap<&'a str, &'a serde_json::Value>,
+    snapshots: &'a BTreeMap<&'a str, &'a serde_json::Value>,
     /// The snapshots the previous step had and this one has not.
-    removed_snapshots: Vec<&'a str>,
+    removed_snapshots: &'a [String],
     /// Whether the hierarchy differs from the previous step's (the runtime then
     /// drops the query answers it keeps).
     hierarchy_changed: bool,
@@ -466,22 +466,24 @@ impl SpecInstance {
         let mut buffer = std::mem::take(&mut self.buffer);
         buffer.clear();
         let hierarchy_changed = self.store.data().hierarchy != state.hierarchy;
+        let changed: BTreeMap<&str, &serde_json::Value> = state
+            .snapshots
+            .iter()
+            .filter(|(key, value)| self.sent_snapshots.get(*key) != Some(*value))
+            .map(|(key, value)| (key.as_str(), value))
+            .collect();
+        let removed: Vec<String> = self
+            .sent_snapshots
+            .keys()
+            .filter(|key| !state.snapshots.contains_key(*key))
+            .cloned()
+            .collect();
         let js_state = JsState {
             step: state.step,
             time: state.time,
             screen: &state.screen,
-            snapshots: state
-                .snapshots
-                .iter()
-                .filter(|(key, value)| self.sent_snapshots.get(*key) != Some(*value))
-                .map(|(key, value)| (key.as_str(), value))
-                .collect(),
-            removed_snapshots: self
-                .sent_snapshots
-                .keys()
-                .filter(|key| !state.snapshots.contains_key(*key))
-                .map(String::as_str)
-                .collect(),
+            snapshots: &changed,
+            removed_snapshots: &removed,
             hierarchy_changed,
             logs: &state.logs,
             exceptions: &state.exceptions,
@@ -489,6 +491,13 @@ impl SpecInstance {
         };
         serde_json::to_writer(&mut buffer, &js_state)
             .map_err(|e| self.protocol(phase.clone(), e.to_string()))?;
+        // The runtime applies these at the start of its step, whatever follows.
+        for key in &removed {
+            self.sent_snapshots.remove(key);
+        }
+        for (key, value) in changed {
+            self.sent_snapshots.insert(key.to_string(), value.clone());
+        }
         if hierarchy_changed {
             let host = self.store.data_mut();
             host.hierarchy = state.hierarchy.clone();
@@ -514,13 +523,6 @@ impl SpecInstance {
                 format!("bad step result from the spec runtime: {e}"),
             )
         })?;
-        self.sent_snapshots
-            .retain(|key, _| state.snapshots.contains_key(key));
-        for (key, value) in &state.snapshots {
-            if self.sent_snapshots.get(key) != Some(value) {
-                self.sent_snapshots.insert(key.clone(), value.clone());
-            }
-        }
         self.extracted.extend(raw.extractors);
         let mut step = SpecStep {
             predicates: raw.predicates,
