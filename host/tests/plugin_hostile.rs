@@ -45,6 +45,50 @@ fn an_infinite_loop_is_stopped_at_its_deadline() {
 }
 
 #[test]
+fn a_sleep_ends_at_once_and_sleeping_forever_is_stopped_at_the_deadline() {
+    // Time stands still in a plugin: an hour's sleep returns at once...
+    let run_dir = tempfile::tempdir().unwrap();
+    let mut plugins = load("sleep_forever", "sleeper", "deadline-ms = 5000", run_dir.path()).unwrap();
+    let started = std::time::Instant::now();
+    let chosen = plugins.strategy_choose(&state(0, 3, None), &candidates());
+    assert!(matches!(chosen, Ok(Some(0))), "{chosen:?}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+
+    // ... and sleeping without end is a loop like any other.
+    let mut plugins = load(
+        "sleep_forever",
+        "insomniac",
+        "forever = true\ndeadline-ms = 50",
+        run_dir.path(),
+    )
+    .unwrap();
+    let error = plugins
+        .strategy_choose(&state(0, 3, None), &candidates())
+        .unwrap_err();
+    assert_eq!(error.plugin, "insomniac");
+    assert_eq!(error.cause, Cause::Deadline { deadline_ms: 50 });
+}
+
+#[test]
+fn a_plugin_may_print_without_bound_and_its_last_words_are_kept() {
+    // 400 KiB of output, more than the 256 KiB kept: printing never fails the plugin.
+    let run_dir = tempfile::tempdir().unwrap();
+    let mut plugins = load("chatty", "chatty", "panic-at = 400", run_dir.path()).unwrap();
+    for step in 0..399 {
+        let chosen = plugins.strategy_choose(&state(step, 3, None), &candidates());
+        assert!(matches!(chosen, Ok(Some(0))), "step {step}: {chosen:?}");
+    }
+    let error = plugins
+        .strategy_choose(&state(399, 3, None), &candidates())
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(message.contains("boom after 400 calls"), "{message}");
+    // The output shown is the failing call's, not an earlier one's.
+    assert!(message.contains("call 400, line 7: chatter"), "{message}");
+    assert!(!message.contains("call 399,"), "{message}");
+}
+
+#[test]
 fn unbounded_allocation_hits_the_memory_cap() {
     let run_dir = tempfile::tempdir().unwrap();
     let mut plugins = load("allocate_forever", "hog", "memory-mib = 16", run_dir.path()).unwrap();

@@ -21,7 +21,6 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use wasmtime::Store;
 use wasmtime::component::Component;
-use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 
 use crate::action::Candidate;
 use crate::cli::{PluginBuildArgs, PluginNewArgs};
@@ -36,7 +35,7 @@ pub use sandbox::default_cache_dir;
 pub use scaffold::scaffold;
 
 use bindings::{extractor::ExtractorPlugin, sink::SinkPlugin, strategy::StrategyPlugin, types};
-use sandbox::{PluginState, Sandbox};
+use sandbox::{OutputTail, PluginState, Sandbox};
 
 /// Linear memory a plugin may use unless `memory-mib` says otherwise.
 pub const DEFAULT_MEMORY_MIB: u64 = 64;
@@ -206,7 +205,7 @@ enum Exports {
 struct Plugin {
     meta: PluginMeta,
     store: Store<PluginState>,
-    output: MemoryOutputPipe,
+    output: OutputTail,
     exports: Exports,
     /// Set once a call failed: an instance that trapped must not be entered again.
     failed: bool,
@@ -735,9 +734,9 @@ fn identify(sandbox: &Sandbox, component: &Component, path: &Path) -> Result<(Ki
 fn classify(
     meta: &PluginMeta,
     store: &Store<PluginState>,
-    output: &MemoryOutputPipe,
+    output: &OutputTail,
     error: wasmtime::Error,
-    since: usize,
+    since: u64,
 ) -> Cause {
     let output = output_since(output, since);
     if store.data().limiter.exceeded {
@@ -761,10 +760,14 @@ fn classify(
     }
 }
 
-/// A plugin's output (stdout and stderr) since `since`, for an error message.
-fn output_since(output: &MemoryOutputPipe, since: usize) -> String {
-    let contents = output.contents();
-    let text = String::from_utf8_lossy(contents.get(since..).unwrap_or_default());
+/// How much of a plugin's last lines of output an error message shows.
+const OUTPUT_SHOWN_CHARS: usize = 600;
+
+/// A plugin's output (stdout and stderr) since `since`, for an error message: its last
+/// four lines, at most their last [`OUTPUT_SHOWN_CHARS`] characters.
+fn output_since(output: &OutputTail, since: u64) -> String {
+    let contents = output.since(since);
+    let text = String::from_utf8_lossy(&contents);
     let lines: Vec<&str> = text
         .lines()
         .map(str::trim)
@@ -774,8 +777,12 @@ fn output_since(output: &MemoryOutputPipe, since: usize) -> String {
         return String::new();
     }
     let tail = lines[lines.len().saturating_sub(4)..].join(" / ");
-    let tail: String = tail.chars().take(600).collect();
-    format!("; its output: {tail}")
+    // The end matters most: a panic's message is the last thing a plugin prints.
+    let excess = tail.chars().count().saturating_sub(OUTPUT_SHOWN_CHARS);
+    match tail.char_indices().nth(excess) {
+        Some((start, _)) if excess > 0 => format!("; its output: …{}", &tail[start..]),
+        _ => format!("; its output: {tail}"),
+    }
 }
 
 impl Plugin {
@@ -791,7 +798,7 @@ impl Plugin {
         self.store
             .set_epoch_deadline(self.meta.deadline_ms / sandbox::TICK.as_millis().max(1) as u64 + 1);
         self.store.data_mut().limiter.exceeded = false;
-        let output_before = self.output.contents().len();
+        let output_before = self.output.written();
         match body(&mut self.store, &self.exports) {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(message)) => Err(self.error(Some(call), Cause::Failed(message))),
@@ -806,7 +813,7 @@ impl Plugin {
         &mut self,
         call: Option<&'static str>,
         error: wasmtime::Error,
-        since: usize,
+        since: u64,
     ) -> PluginError {
         let cause = classify(&self.meta, &self.store, &self.output, error, since);
         self.error(call, cause)
@@ -840,4 +847,29 @@ pub fn new_command(args: PluginNewArgs) -> anyhow::Result<Status> {
         dir.display()
     );
     Ok(Status::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use wasmtime_wasi::p2::OutputStream;
+
+    use super::*;
+
+    #[test]
+    fn an_error_shows_the_end_of_the_output_since_the_call_began() {
+        let mut output = sandbox::OutputTail::new(64 * 1024);
+        output.write("an earlier call\n".into()).unwrap();
+        let mark = output.written();
+        output.write(format!("{}\n\n", "x".repeat(1000)).into()).unwrap();
+        output.write("panicked: boom\n".into()).unwrap();
+        let shown = output_since(&output, mark);
+        assert!(shown.starts_with("; its output: …x"), "{shown}");
+        assert!(shown.ends_with("xxx / panicked: boom"), "{shown}");
+        assert_eq!(
+            shown.chars().count(),
+            "; its output: …".chars().count() + OUTPUT_SHOWN_CHARS
+        );
+        assert!(!shown.contains("earlier"));
+        assert_eq!(output_since(&output, output.written()), "");
+    }
 }
