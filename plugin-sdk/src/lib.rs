@@ -137,7 +137,55 @@ macro_rules! impl_type_helpers {
             }
         }
 
+        /// An empty hierarchy, to build one node by node with [`Hierarchy::push`] (in a
+        /// plugin's own tests; the host sends hierarchies ready-made).
+        impl Default for types::Hierarchy {
+            fn default() -> types::Hierarchy {
+                types::Hierarchy {
+                    strings: String::new(),
+                    nodes: Vec::new(),
+                }
+            }
+        }
+
         impl types::Hierarchy {
+            /// Appends a node in pre-order (after its parent and its parent's earlier
+            /// subtrees), its strings added to the table, with no flags and empty bounds;
+            /// set those on the record returned.
+            pub fn push(
+                &mut self,
+                depth: u32,
+                class: &str,
+                id: &str,
+                desc: &str,
+                text: &str,
+            ) -> &mut NodeRecord {
+                let mut span = |text: &str| {
+                    let offset = self.strings.len() as u32;
+                    self.strings.push_str(text);
+                    types::Span {
+                        offset,
+                        len: text.len() as u32,
+                    }
+                };
+                let record = NodeRecord {
+                    depth,
+                    id: span(id),
+                    desc: span(desc),
+                    text: span(text),
+                    class: span(class),
+                    flags: NodeFlags::empty(),
+                    bounds: Bounds {
+                        left: 0,
+                        top: 0,
+                        right: 0,
+                        bottom: 0,
+                    },
+                };
+                self.nodes.push(record);
+                self.nodes.last_mut().expect("a node was just pushed")
+            }
+
             /// The nodes in pre-order (parents before children), the root first.
             pub fn nodes(&self) -> impl ExactSizeIterator<Item = Node<'_>> + DoubleEndedIterator + Clone {
                 (0..self.nodes.len()).map(move |index| Node {
@@ -417,37 +465,73 @@ pub mod sink {
     }
 }
 
+#[doc(hidden)]
+pub mod __export {
+    //! What the `export_*!` macros share: the plugin's one instance, built by `init`
+    //! and lent to every later call.
+    use std::cell::RefCell;
+
+    pub struct Instance<P>(RefCell<Option<P>>);
+
+    impl<P> Instance<P> {
+        #[allow(clippy::new_without_default)]
+        pub const fn new() -> Instance<P> {
+            Instance(RefCell::new(None))
+        }
+
+        /// `init`: parses the config and builds the instance with `build`.
+        pub fn init(
+            &self,
+            config: &str,
+            build: impl FnOnce(crate::Config) -> Result<P, String>,
+        ) -> Result<(), String> {
+            let instance = build(crate::Config::parse(config)?)?;
+            *self.0.borrow_mut() = Some(instance);
+            Ok(())
+        }
+
+        /// Any other call: `call` on the instance, or an error naming `what` before `init`.
+        pub fn call<R>(
+            &self,
+            what: &str,
+            call: impl FnOnce(&mut P) -> Result<R, String>,
+        ) -> Result<R, String> {
+            match self.0.borrow_mut().as_mut() {
+                Some(instance) => call(instance),
+                None => Err(format!("{what} called before init")),
+            }
+        }
+    }
+}
+
+/// The instance a `export_*!` macro keeps (one per plugin; Wasm guests are single-threaded).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __instance {
+    ($plugin:ty) => {
+        ::std::thread_local! {
+            static __INSTANCE: $crate::__export::Instance<$plugin> = const { $crate::__export::Instance::new() };
+        }
+    };
+}
+
 /// Exports a [`strategy::Strategy`] as the plugin's strategy.
 #[macro_export]
 macro_rules! export_strategy {
     ($plugin:ty) => {
         const _: () = {
-            use $crate::__private::strategy as __bindings;
-            use __bindings::uatu::plugin::types as __types;
+            use $crate::__private::strategy::uatu::plugin::types as __types;
+            $crate::__instance!($plugin);
             struct __UatuExport;
-            ::std::thread_local! {
-                static __INSTANCE: ::core::cell::RefCell<::core::option::Option<$plugin>> =
-                    const { ::core::cell::RefCell::new(::core::option::Option::None) };
-            }
-            impl __bindings::exports::uatu::plugin::strategy::Guest for __UatuExport {
+            impl $crate::__private::strategy::exports::uatu::plugin::strategy::Guest for __UatuExport {
                 fn init(config: ::std::string::String) -> ::core::result::Result<(), ::std::string::String> {
-                    let config = $crate::Config::parse(&config)?;
-                    let instance = <$plugin as $crate::strategy::Strategy>::init(config)?;
-                    __INSTANCE.with(|cell| *cell.borrow_mut() = ::core::option::Option::Some(instance));
-                    ::core::result::Result::Ok(())
+                    __INSTANCE.with(|instance| instance.init(&config, <$plugin as $crate::strategy::Strategy>::init))
                 }
                 fn choose(
                     ctx: __types::StepContext,
                     candidates: ::std::vec::Vec<__types::Candidate>,
                 ) -> ::core::result::Result<__types::Choice, ::std::string::String> {
-                    __INSTANCE.with(|cell| match cell.borrow_mut().as_mut() {
-                        ::core::option::Option::Some(instance) => {
-                            $crate::strategy::Strategy::choose(instance, &ctx, &candidates)
-                        }
-                        ::core::option::Option::None => {
-                            ::core::result::Result::Err("choose called before init".into())
-                        }
-                    })
+                    __INSTANCE.with(|instance| instance.call("choose", |plugin| $crate::strategy::Strategy::choose(plugin, &ctx, &candidates)))
                 }
             }
             $crate::__private::strategy::__export_strategy_world!(__UatuExport with_types_in $crate::__private::strategy);
@@ -460,39 +544,25 @@ macro_rules! export_strategy {
 macro_rules! export_extractor {
     ($plugin:ty) => {
         const _: () = {
-            use $crate::__private::extractor as __bindings;
-            use __bindings::uatu::plugin::types as __types;
+            use $crate::__private::extractor::uatu::plugin::types as __types;
+            $crate::__instance!($plugin);
             struct __UatuExport;
-            ::std::thread_local! {
-                static __INSTANCE: ::core::cell::RefCell<::core::option::Option<$plugin>> =
-                    const { ::core::cell::RefCell::new(::core::option::Option::None) };
-            }
-            impl __bindings::exports::uatu::plugin::extractor::Guest for __UatuExport {
+            impl $crate::__private::extractor::exports::uatu::plugin::extractor::Guest for __UatuExport {
                 fn init(config: ::std::string::String) -> ::core::result::Result<(), ::std::string::String> {
-                    let config = $crate::Config::parse(&config)?;
-                    let instance = <$plugin as $crate::extractor::Extractor>::init(config)?;
-                    __INSTANCE.with(|cell| *cell.borrow_mut() = ::core::option::Option::Some(instance));
-                    ::core::result::Result::Ok(())
+                    __INSTANCE.with(|instance| instance.init(&config, <$plugin as $crate::extractor::Extractor>::init))
                 }
                 fn needs_screenshot() -> bool {
-                    __INSTANCE.with(|cell| {
-                        cell.borrow()
-                            .as_ref()
-                            .is_some_and(|instance| $crate::extractor::Extractor::needs_screenshot(instance))
+                    __INSTANCE.with(|instance| {
+                        instance
+                            .call("needs-screenshot", |plugin| ::core::result::Result::Ok($crate::extractor::Extractor::needs_screenshot(plugin)))
+                            .unwrap_or(false)
                     })
                 }
                 fn extract(
                     ctx: __types::StepContext,
                     screenshot: ::core::option::Option<__types::Screenshot>,
                 ) -> ::core::result::Result<::std::vec::Vec<__types::NamedValue>, ::std::string::String> {
-                    __INSTANCE.with(|cell| match cell.borrow_mut().as_mut() {
-                        ::core::option::Option::Some(instance) => {
-                            $crate::extractor::Extractor::extract(instance, &ctx, screenshot.as_ref())
-                        }
-                        ::core::option::Option::None => {
-                            ::core::result::Result::Err("extract called before init".into())
-                        }
-                    })
+                    __INSTANCE.with(|instance| instance.call("extract", |plugin| $crate::extractor::Extractor::extract(plugin, &ctx, screenshot.as_ref())))
                 }
             }
             $crate::__private::extractor::__export_extractor_world!(__UatuExport with_types_in $crate::__private::extractor);
@@ -505,50 +575,38 @@ macro_rules! export_extractor {
 macro_rules! export_sink {
     ($plugin:ty) => {
         const _: () = {
-            use __bindings::uatu::plugin::types as __types;
-            use $crate::__private::sink as __bindings;
+            use $crate::__private::sink::uatu::plugin::types as __types;
+            $crate::__instance!($plugin);
             struct __UatuExport;
-            ::std::thread_local! {
-                static __INSTANCE: ::core::cell::RefCell<::core::option::Option<$plugin>> =
-                    const { ::core::cell::RefCell::new(::core::option::Option::None) };
-            }
-            fn __with(
-                what: &str,
-                call: impl FnOnce(&mut $plugin) -> ::core::result::Result<(), ::std::string::String>,
-            ) -> ::core::result::Result<(), ::std::string::String> {
-                __INSTANCE.with(|cell| match cell.borrow_mut().as_mut() {
-                    ::core::option::Option::Some(instance) => call(instance),
-                    ::core::option::Option::None => {
-                        ::core::result::Result::Err(format!("{what} before init"))
-                    }
-                })
-            }
-            impl __bindings::exports::uatu::plugin::sink::Guest for __UatuExport {
+            impl $crate::__private::sink::exports::uatu::plugin::sink::Guest for __UatuExport {
                 fn init(config: ::std::string::String) -> ::core::result::Result<(), ::std::string::String> {
-                    let config = $crate::Config::parse(&config)?;
-                    let instance = <$plugin as $crate::sink::Sink>::init(config)?;
-                    __INSTANCE.with(|cell| *cell.borrow_mut() = ::core::option::Option::Some(instance));
-                    ::core::result::Result::Ok(())
+                    __INSTANCE.with(|instance| instance.init(&config, <$plugin as $crate::sink::Sink>::init))
                 }
                 fn on_run_start(
                     meta: ::std::string::String,
                 ) -> ::core::result::Result<(), ::std::string::String> {
                     let meta = $crate::sink::parse("meta", &meta)?;
-                    __with("on-run-start", |instance| {
-                        $crate::sink::Sink::on_run_start(instance, &meta)
+                    __INSTANCE.with(|instance| {
+                        instance.call("on-run-start", |plugin| {
+                            $crate::sink::Sink::on_run_start(plugin, &meta)
+                        })
                     })
                 }
                 fn on_step(record: __types::StepRecord) -> ::core::result::Result<(), ::std::string::String> {
-                    __with("on-step", |instance| {
-                        $crate::sink::Sink::on_step(instance, &record)
+                    __INSTANCE.with(|instance| {
+                        instance.call("on-step", |plugin| {
+                            $crate::sink::Sink::on_step(plugin, &record)
+                        })
                     })
                 }
                 fn on_run_end(
                     summary: ::std::string::String,
                 ) -> ::core::result::Result<(), ::std::string::String> {
                     let summary = $crate::sink::parse("summary", &summary)?;
-                    __with("on-run-end", |instance| {
-                        $crate::sink::Sink::on_run_end(instance, &summary)
+                    __INSTANCE.with(|instance| {
+                        instance.call("on-run-end", |plugin| {
+                            $crate::sink::Sink::on_run_end(plugin, &summary)
+                        })
                     })
                 }
             }
@@ -563,40 +621,26 @@ pub use serde_json;
 
 #[cfg(test)]
 mod tests {
-    use crate::strategy::{Bounds, Hierarchy, NodeFlags, NodeRecord, Span};
+    use crate::strategy::{Bounds, Hierarchy, NodeFlags, Span};
 
-    /// root > (a > b), c — built the way the host lays out the string table.
+    /// root > (a > b), c
     fn tree() -> Hierarchy {
-        let mut strings = String::new();
-        let mut span = |text: &str| {
-            let offset = strings.len() as u32;
-            strings.push_str(text);
-            Span {
-                offset,
-                len: text.len() as u32,
-            }
-        };
-        let mut node = |depth: u32, id: &str, text: &str, flags: NodeFlags| NodeRecord {
-            depth,
-            id: span(id),
-            desc: span(""),
-            text: span(text),
-            class: span("View"),
-            flags,
-            bounds: Bounds {
+        let mut tree = Hierarchy::default();
+        let mut node = |depth: u32, id: &str, text: &str, flags: NodeFlags| {
+            let record = tree.push(depth, "View", id, "", text);
+            record.flags = flags;
+            record.bounds = Bounds {
                 left: 0,
                 top: depth as i32,
                 right: 10,
                 bottom: 20,
-            },
+            };
         };
-        let nodes = vec![
-            node(0, "root", "", NodeFlags::SCROLLABLE),
-            node(1, "a", "Crème", NodeFlags::CLICKABLE | NodeFlags::ENABLED),
-            node(2, "b", "✓", NodeFlags::empty()),
-            node(1, "c", "", NodeFlags::CHECKED),
-        ];
-        Hierarchy { strings, nodes }
+        node(0, "root", "", NodeFlags::SCROLLABLE);
+        node(1, "a", "Crème", NodeFlags::CLICKABLE | NodeFlags::ENABLED);
+        node(2, "b", "✓", NodeFlags::empty());
+        node(1, "c", "", NodeFlags::CHECKED);
+        tree
     }
 
     #[test]
@@ -628,6 +672,30 @@ mod tests {
         assert_eq!(tree.get(3).unwrap().parent().unwrap().id(), "root");
         assert!(root.parent().is_none());
         assert_eq!(tree.get(1).unwrap().children().count(), 1);
+    }
+
+    #[test]
+    fn an_instance_is_lent_to_calls_after_init_only() {
+        let instance = crate::__export::Instance::<u32>::new();
+        assert_eq!(
+            instance.call("choose", |n| Ok(*n)),
+            Err("choose called before init".to_string())
+        );
+        assert_eq!(
+            instance.init("{\"start\": 3}", |config| Ok(config.f64_or("start", 0.0)? as u32)),
+            Ok(())
+        );
+        instance
+            .call("bump", |n| {
+                *n += 1;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(instance.call("read", |n| Ok(*n)), Ok(4));
+        assert_eq!(
+            instance.init("[1]", |_| Ok(0)),
+            Err("config is not a JSON object: [1]".to_string())
+        );
     }
 
     #[test]
