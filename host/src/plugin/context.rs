@@ -1,6 +1,10 @@
 //! What a plugin sees of a step: the host's [`State`], [`Candidate`]s and
 //! [`StepRecord`] in the contract's types, and the host's screen signature.
 
+use std::hash::Hasher;
+
+use fnv::FnvHasher;
+
 use crate::action::Candidate;
 use crate::device::model::{Node, Screenshot};
 use crate::state::State;
@@ -142,7 +146,7 @@ pub fn screen_signature(root: &Node) -> String {
 }
 
 fn subtree_hash(node: &Node) -> u64 {
-    let mut hash = Fnv::new();
+    let mut hash = FnvHasher::default();
     hash.write(node.class_name.as_bytes());
     hash.write(b"\x1f");
     hash.write(node.id.as_bytes());
@@ -159,25 +163,6 @@ fn subtree_hash(node: &Node) -> u64 {
     }
     hash.write(b"\x1d");
     hash.finish()
-}
-
-struct Fnv(u64);
-
-impl Fnv {
-    fn new() -> Fnv {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 ^= u64::from(*byte);
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
 }
 
 #[cfg(test)]
