@@ -15,6 +15,8 @@
 //! `coverage-guided`), `EXPLORATION_PLUGIN_CONFIG` (extra TOML lines for
 //! `[plugins.coverage-guided]`, `;` separates lines, e.g. `exploration = 0.5`),
 //! `EXPLORATION_KEEP` (a directory to keep the runs in, as `<strategy>-<seed>/`),
+//! `EXPLORATION_STOP_AT_DETECTION` (set: end each run at its detection, for quick comparisons
+//! of steps to detection; the screen counts are then not comparable),
 //! `UATU_BIN` (another binary).
 
 mod bench_common;
@@ -87,6 +89,10 @@ fn run(strategy: &str, plugin: Option<&Path>, seed: u64, steps: u64) -> Outcome 
         "--config",
     ]);
     command.arg(&config).arg("--output").arg(&output);
+    if std::env::var_os("EXPLORATION_STOP_AT_DETECTION").is_some() {
+        // Only the one bug is on, so the first violation is its detection.
+        command.arg("--exit-on-violation");
+    }
     if let Some(plugin) = plugin {
         command.arg("--plugin").arg(plugin);
     }
