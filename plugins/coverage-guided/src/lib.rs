@@ -1,38 +1,46 @@
-//! `coverage-guided`: a novelty-seeking strategy. It learns, per (screen signature, action)
-//! pair, how much novelty the action pays: coverage probes never hit before (1 each) or
-//! rarely hit (1/sqrt(times hit)), a screen signature never seen (`novelty-weight`) or
-//! rarely seen (weighted the same way), and features of the app's snapshots never seen
-//! before (`state-weight` each; the shape of the app's state — its modes, how many records
-//! of which kind — not ids or amounts). The value of a pair is a running average of what
-//! it paid (`learning-rate` is the least weight of the newest payoff, so a pair that stops
-//! paying loses its value); `discount` > 0 also credits a pair with the value of the
-//! screen it led to (tabular Q-learning), 0 (the default) makes it a bandit.
+//! `coverage-guided`: a novelty-seeking strategy that plans.
 //!
-//! Every candidate is scored
+//! Every step pays *novelty*: coverage probes by their rarity (1 the first time, then less
+//! each time hit), a screen signature by its rarity (`novelty-weight`), and each feature of
+//! the app's snapshots never seen before (`state-weight`; the shape of the app's state — its
+//! modes, how many records of which kind — not ids or amounts, see `features`).
+//!
+//! It learns a graph (see `model`) whose nodes are *abstract screens*, coarser than the
+//! host's signature (numbers in ids left out, text only as present or absent), and whose
+//! edges are the actions tried there, each with what it paid on average and where it led.
+//! An action is worth what it paid plus `discount` times the value of where it leads; a
+//! screen is worth its best action, expected over which actions are offered there. An
+//! action not tried yet is worth its *promise* — the spec's weight of it relative to the
+//! step's average, raised to `optimism-weighting` and capped at 1 — times `optimism`, at
+//! every step from then on. One action offered by several generators is one arm, with
+//! their weights summed. Every distinct action scores
 //!
 //! ```text
-//! score = value + exploration * prior * sqrt(tries on this screen + 1) / (tries of the pair + 1)
+//! score = value + exploration * prior * sqrt(visits of this screen) / (tries of the action + 1)
 //! ```
 //!
-//! where an untried pair's value is `optimism`, and `prior` is the spec's weight of the
-//! candidate, shared among the actions of one generator and normalised over the step's
-//! candidates: untried pairs go first, in the order the spec's weights suggest, and the
-//! exploration bonus follows the weights. Ties are broken by a generator seeded from
-//! `seed`. Without coverage from the app it guides by screen (and snapshot) novelty alone,
-//! and says so once in the run log.
+//! where `prior` is the spec's weight of the action as a share of the step's. Ties are
+//! broken by a generator seeded from `seed`. Without coverage from the app it guides by
+//! screen (and snapshot) novelty alone, and says so once in the run log.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
+use std::hash::Hasher;
 
 use uatu_plugin_sdk::strategy::*;
+
+mod features;
+mod model;
+
+use features::snapshot_features;
+use model::Model;
 
 const NO_COVERAGE_NOTE: &str = "the app reports no coverage: guiding by screen novelty (new screen signatures, \
      and new snapshot features if the app has snapshots) instead";
 
-#[derive(Default, Clone, Copy)]
-struct Arm {
-    tries: u32,
-    value: f64,
-}
+/// Rounds of value iteration per step: values carry over from step to step, so one round
+/// a step keeps up with what is learnt (three measured no better on the simulator, at
+/// three times the cost).
+const SWEEPS: usize = 1;
 
 #[derive(Clone, Copy)]
 struct Settings {
@@ -43,11 +51,15 @@ struct Settings {
     learning_rate: f64,
     optimism: f64,
     rarity: f64,
+    optimism_weighting: f64,
 }
 
 /// What the strategy reads of a step (the fields of the step context it uses).
 struct Observation<'a> {
+    /// The host's screen signature: what counts as a new screen.
     screen: &'a str,
+    /// The strategy's coarser abstraction of the screen: where it plans (see `model`).
+    state: u64,
     coverage: Option<&'a [String]>,
     snapshots: &'a str,
 }
@@ -55,33 +67,30 @@ struct Observation<'a> {
 struct CoverageGuided {
     settings: Settings,
     rng: u64,
-    /// Per screen signature: its arms by action, and how often anything was tried there.
-    screens: HashMap<String, Screen>,
+    model: Model,
     /// How often each probe was hit, and each screen seen.
     probes: HashMap<String, u32>,
     seen: HashMap<String, u32>,
     features: HashSet<String>,
-    previous: Option<(String, String)>,
+    /// Hashes of the snapshots' texts seen so far.
+    snapshots_seen: HashSet<u64>,
+    /// The last choice: its screen and arm in the model.
+    previous: Option<(usize, usize)>,
     told_no_coverage: bool,
-}
-
-#[derive(Default)]
-struct Screen {
-    arms: HashMap<String, Arm>,
-    tries: u32,
-}
-
-impl Screen {
-    /// The best value known of this screen: what reaching it is worth.
-    fn value(&self) -> f64 {
-        self.arms.values().map(|arm| arm.value).fold(0.0, f64::max)
-    }
 }
 
 fn positive(config: &Config, key: &str, default: f64) -> Result<f64, String> {
     let value = config.f64_or(key, default)?;
     if !(value >= 0.0 && value.is_finite()) {
         return Err(format!("`{key}` must be a number >= 0, not {value}"));
+    }
+    Ok(value)
+}
+
+fn below_one(config: &Config, key: &str, default: f64) -> Result<f64, String> {
+    let value = positive(config, key, default)?;
+    if value >= 1.0 {
+        return Err(format!("`{key}` must be at least 0 and less than 1, not {value}"));
     }
     Ok(value)
 }
@@ -99,10 +108,11 @@ impl CoverageGuided {
         CoverageGuided {
             settings,
             rng: seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1,
-            screens: HashMap::new(),
+            model: Model::new(settings.discount, settings.optimism, settings.learning_rate),
             probes: HashMap::new(),
             seen: HashMap::new(),
             features: HashSet::new(),
+            snapshots_seen: HashSet::new(),
             previous: None,
             told_no_coverage: false,
         }
@@ -126,7 +136,10 @@ impl CoverageGuided {
             _ if rarity > 0.0 => f64::from(count).powf(-0.5 * rarity),
             _ => 0.0,
         };
-        let seen = self.seen.entry(observation.screen.to_string()).or_default();
+        let seen = match self.seen.get_mut(observation.screen) {
+            Some(seen) => seen,
+            None => self.seen.entry(observation.screen.to_string()).or_default(),
+        };
         *seen += 1;
         let screen = graded(*seen);
         let mut probes = 0.0;
@@ -136,7 +149,9 @@ impl CoverageGuided {
             probes += graded(*count);
         }
         let mut new_features = 0;
-        if self.settings.state_weight > 0.0 {
+        // Features are a function of the snapshots' text: text seen before has no new ones
+        // (and most steps repeat an earlier state: this skips parsing it again).
+        if self.settings.state_weight > 0.0 && self.snapshots_seen.insert(fnv_hash(observation.snapshots)) {
             for feature in snapshot_features(observation.snapshots) {
                 if self.features.insert(feature) {
                     new_features += 1;
@@ -146,60 +161,60 @@ impl CoverageGuided {
         probes + self.settings.novelty_weight * screen + self.settings.state_weight * new_features as f64
     }
 
-    /// Credits the previous step's choice with this step's novelty and the value of where it led.
-    fn learn(&mut self, observation: &Observation) {
-        let reward = self.novelty(observation);
-        let reached = self
-            .screens
-            .entry(observation.screen.to_string())
-            .or_default()
-            .value();
-        if let Some((screen, action)) = self.previous.take()
-            && let Some(arm) = self
-                .screens
-                .get_mut(&screen)
-                .and_then(|s| s.arms.get_mut(&action))
-        {
-            let rate = (1.0 / f64::from(arm.tries.max(1))).max(self.settings.learning_rate);
-            arm.value += rate * (reward + self.settings.discount * reached - arm.value);
-        }
-    }
-
-    /// Chooses the index of one of `candidates` (never empty) and learns from the step.
+    /// Chooses the index of one of `candidates` (never empty) and learns from the step:
+    /// the previous choice is credited with this step's novelty and with where it led.
     fn decide(&mut self, observation: &Observation, candidates: &[Candidate]) -> usize {
-        self.learn(observation);
-        let priors = priors(candidates);
-        let keys: Vec<&str> = candidates.iter().map(|c| c.action.as_str()).collect();
-        let exploration = self.settings.exploration;
-        let optimism = self.settings.optimism;
-        let mut ties = Vec::with_capacity(candidates.len());
-        for _ in candidates {
-            ties.push(self.next_random());
+        let pay = self.novelty(observation);
+        let screen = self.model.visit(observation.state);
+        if let Some((from, arm)) = self.previous.take() {
+            self.model.learn(from, arm, pay, screen);
         }
-        let screen = self.screens.entry(observation.screen.to_string()).or_default();
-        let visits = f64::from(screen.tries + 1).sqrt();
+        // The distinct actions offered (a spec may offer one action from several
+        // generators), each with the sum of its candidates' priors.
+        let mut offered: Vec<(&str, f64, usize)> = Vec::with_capacity(candidates.len());
+        for (index, (candidate, prior)) in candidates.iter().zip(priors(candidates)).enumerate() {
+            match offered
+                .iter_mut()
+                .find(|(action, _, _)| *action == candidate.action)
+            {
+                Some((_, total, _)) => *total += prior,
+                None => offered.push((&candidate.action, prior, index)),
+            }
+        }
+        let uniform = offered.len() as f64;
+        let arms: Vec<usize> = offered
+            .iter()
+            .map(|&(action, prior, _)| {
+                let promise = (prior * uniform).powf(self.settings.optimism_weighting).min(1.0);
+                self.model.offer(screen, action, promise)
+            })
+            .collect();
+        self.model.plan(SWEEPS);
+        let exploration = self.settings.exploration;
+        let visits = f64::from(self.model.screen_ref(screen).visits).sqrt();
         let mut best: Option<(f64, u64, usize)> = None;
-        for index in 0..candidates.len() {
-            let arm = screen.arms.get(keys[index]).copied().unwrap_or_default();
-            let bonus = exploration * priors[index] * visits / f64::from(arm.tries + 1);
-            // Optimism in the face of the unknown: an untried action is worth `optimism`
-            // until it has been tried.
-            let value = if arm.tries == 0 { optimism } else { arm.value };
-            let score = value + bonus;
-            let tie = ties[index];
+        for (choice, (&arm, &(_, prior, _))) in arms.iter().zip(&offered).enumerate() {
+            let tie = self.next_random();
+            let arm = self.model.arm_ref(screen, arm);
+            let bonus = exploration * prior * visits / f64::from(arm.tries + 1);
+            let score = self.model.value(arm) + bonus;
             if best.is_none_or(|(best_score, best_tie, _)| {
                 score > best_score || (score == best_score && tie > best_tie)
             }) {
-                best = Some((score, tie, index));
+                best = Some((score, tie, choice));
             }
         }
-        let (_, _, index) = best.unwrap_or((0.0, 0, 0));
-        let action = keys[index].to_string();
-        screen.tries += 1;
-        screen.arms.entry(action.clone()).or_default().tries += 1;
-        self.previous = Some((observation.screen.to_string(), action));
-        index
+        let (_, _, choice) = best.unwrap_or((0.0, 0, 0));
+        self.model.tried(screen, arms[choice]);
+        self.previous = Some((screen, arms[choice]));
+        offered[choice].2
     }
+}
+
+fn fnv_hash(text: &str) -> u64 {
+    let mut hash = fnv::FnvHasher::default();
+    hash.write(text.as_bytes());
+    hash.finish()
 }
 
 /// The spec's weights as a distribution over the candidates: each generator's weight (the
@@ -228,115 +243,17 @@ fn priors(candidates: &[Candidate]) -> Vec<f64> {
     }
 }
 
-/// An abstraction of the app's snapshots as a set of features, the way fuzzers bucket hit
-/// counts: top-level booleans, short strings and null exactly, numbers by sign and order of
-/// magnitude, array lengths bucketed, and for arrays (of records) how many elements have
-/// each field in each abstract value, bucketed — so "three records whose count is 2" is a
-/// feature, while ids and balances that change with every record are not.
-fn snapshot_features(snapshots: &str) -> Vec<String> {
-    let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(snapshots) else {
-        return Vec::new();
-    };
-    let mut features = Vec::new();
-    for (key, value) in &map {
-        top_level(key, value, &mut features);
-    }
-    features
-}
-
-fn top_level(path: &str, value: &serde_json::Value, out: &mut Vec<String>) {
-    use serde_json::Value;
-    match value {
-        Value::Object(map) => {
-            out.push(format!("{path}#keys={}", bucket(map.len() as u64)));
-            for (key, value) in map {
-                top_level(&format!("{path}.{key}"), value, out);
-            }
-        }
-        Value::Array(items) => {
-            out.push(format!("{path}#len={}", bucket(items.len() as u64)));
-            let mut histogram: BTreeMap<String, u64> = BTreeMap::new();
-            for item in items {
-                element(path, item, &mut histogram);
-            }
-            out.extend(
-                histogram
-                    .into_iter()
-                    .map(|(value, count)| format!("{value}x{}", bucket(count))),
-            );
-        }
-        Value::String(text) if text.chars().count() <= 24 => out.push(format!("{path}={text:?}")),
-        other => out.push(format!("{path}={}", scalar(other))),
-    }
-}
-
-/// One array element's abstract fields, counted (an element's fields at most one level deep).
-fn element(path: &str, item: &serde_json::Value, histogram: &mut BTreeMap<String, u64>) {
-    match item {
-        serde_json::Value::Object(fields) => {
-            for (key, value) in fields {
-                *histogram
-                    .entry(format!("{path}[].{key}={}", scalar(value)))
-                    .or_default() += 1;
-            }
-        }
-        other => {
-            *histogram
-                .entry(format!("{path}[]={}", scalar(other)))
-                .or_default() += 1
-        }
-    }
-}
-
-/// A value's abstraction inside a record: its kind and a coarse magnitude.
-fn scalar(value: &serde_json::Value) -> String {
-    use serde_json::Value;
-    match value {
-        Value::Null => "null".into(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => {
-            let n = n.as_f64().unwrap_or(0.0);
-            let magnitude = n.abs();
-            let sign = if n < 0.0 { "-" } else { "" };
-            if magnitude < 4.0 {
-                format!("{sign}{}", magnitude.floor() as u64)
-            } else if n.fract() != 0.0 {
-                format!("{sign}frac~{}", magnitude.log2().floor() as i64)
-            } else {
-                format!("{sign}~{}", (magnitude.log2() / 2.0).floor() as i64 * 2)
-            }
-        }
-        Value::String(text) => format!("str~{}", bucket(text.chars().count() as u64)),
-        Value::Array(items) => format!("list~{}", bucket(items.len() as u64)),
-        Value::Object(map) => format!("obj~{}", bucket(map.len() as u64)),
-    }
-}
-
-/// Hit-count buckets: 0, 1, 2, 3, 4-7, 8-15, 16-31, 32-127, 128+.
-fn bucket(n: u64) -> &'static str {
-    match n {
-        0 => "0",
-        1 => "1",
-        2 => "2",
-        3 => "3",
-        4..=7 => "4-7",
-        8..=15 => "8-15",
-        16..=31 => "16-31",
-        32..=127 => "32-127",
-        _ => "128+",
-    }
-}
-
 impl Strategy for CoverageGuided {
     fn init(config: Config) -> Result<Self, String> {
         let settings = Settings {
             exploration: positive(&config, "exploration", 1.0)?,
             novelty_weight: positive(&config, "novelty-weight", 1.0)?,
             state_weight: positive(&config, "state-weight", 1.5)?,
-            discount: fraction(&config, "discount", 0.0)?,
+            discount: below_one(&config, "discount", 0.3)?,
             learning_rate: fraction(&config, "learning-rate", 0.25)?,
             optimism: positive(&config, "optimism", 2.0)?,
             rarity: positive(&config, "rarity", 1.0)?,
+            optimism_weighting: positive(&config, "optimism-weighting", 1.0)?,
         };
         let seed = config.f64_or("seed", 1.0)? as u64;
         Ok(CoverageGuided::new(settings, seed))
@@ -348,6 +265,7 @@ impl Strategy for CoverageGuided {
         }
         let observation = Observation {
             screen: &ctx.screen_signature,
+            state: model::abstract_screen(&ctx.hierarchy),
             coverage: ctx.coverage.as_deref(),
             snapshots: &ctx.snapshots,
         };

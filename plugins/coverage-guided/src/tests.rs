@@ -9,6 +9,7 @@ fn settings() -> Settings {
         learning_rate: 0.25,
         optimism: 1.0,
         rarity: 0.0,
+        optimism_weighting: 0.0,
     }
 }
 
@@ -21,9 +22,14 @@ fn candidate(id: u32, weight: f64, path: &str, action: &str) -> Candidate {
     }
 }
 
+/// An observation of screen `screen`, whose abstraction is the screen itself.
 fn observe<'a>(screen: &'a str, coverage: Option<&'a [String]>, snapshots: &'a str) -> Observation<'a> {
+    let mut hash = fnv::FnvHasher::default();
+    std::hash::Hasher::write(&mut hash, screen.as_bytes());
+    let state = std::hash::Hasher::finish(&hash);
     Observation {
         screen,
+        state,
         coverage,
         snapshots,
     }
@@ -213,4 +219,59 @@ fn a_probe_pays_less_each_time_it_is_hit_and_rarity_0_pays_only_the_first_time()
     assert!((graded[3] - 0.5).abs() < 1e-9, "4 hits pay 1/sqrt(4): {graded:?}");
     assert!(graded.windows(2).all(|w| w[1] < w[0]), "{graded:?}");
     assert_eq!(pays(0.0), vec![1.0, 0.0, 0.0, 0.0]);
+}
+
+#[test]
+fn one_action_offered_by_several_generators_is_one_arm_with_their_weights_summed() {
+    // `back` is offered by two generators: it is one action, tried once, and as likely a
+    // priori as both generators together.
+    let mut strategy = CoverageGuided::new(
+        Settings {
+            optimism_weighting: 1.0,
+            exploration: 0.0,
+            discount: 0.0,
+            ..settings()
+        },
+        1,
+    );
+    let candidates = [
+        candidate(0, 1.0, "0:tap", "tap"),
+        candidate(1, 1.0, "1:back", "back"),
+        candidate(2, 1.0, "2:nav", "back"),
+    ];
+    let chosen: Vec<usize> = (0..2)
+        .map(|_| strategy.decide(&observe("s", Some(&[]), "{}"), &candidates))
+        .collect();
+    assert_eq!(
+        chosen,
+        [1, 0],
+        "`back` first (weight 2 of 3), then `tap`; never index 2"
+    );
+    let screen = strategy.model.visit(observe("s", None, "{}").state);
+    assert_eq!(strategy.model.screen_ref(screen).arms.len(), 2);
+}
+
+#[test]
+fn optimism_weighting_orders_untried_actions_by_weight_or_not_at_all() {
+    // Three untried actions, `b` weighted highest. With weighting 1 the weights order them
+    // (`b` first); with weighting 0 every untried action is equally promising and the
+    // seed breaks the tie, so some seed starts elsewhere.
+    let candidates = [
+        candidate(0, 1.0, "0:a", "a"),
+        candidate(1, 4.0, "1:b", "b"),
+        candidate(2, 1.0, "2:c", "c"),
+    ];
+    let first = |optimism_weighting: f64, seed: u64| {
+        let mut strategy = CoverageGuided::new(
+            Settings {
+                optimism_weighting,
+                exploration: 0.0,
+                ..settings()
+            },
+            seed,
+        );
+        strategy.decide(&observe("s", Some(&[]), "{}"), &candidates)
+    };
+    assert!((1..20).all(|seed| first(1.0, seed) == 1));
+    assert!((1..20).any(|seed| first(0.0, seed) != 1));
 }
