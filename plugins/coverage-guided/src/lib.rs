@@ -136,18 +136,13 @@ impl CoverageGuided {
             _ if rarity > 0.0 => f64::from(count).powf(-0.5 * rarity),
             _ => 0.0,
         };
-        let seen = match self.seen.get_mut(observation.screen) {
-            Some(seen) => seen,
-            None => self.seen.entry(observation.screen.to_string()).or_default(),
-        };
-        *seen += 1;
-        let screen = graded(*seen);
-        let mut probes = 0.0;
-        for probe in observation.coverage.into_iter().flatten() {
-            let count = self.probes.entry(probe.clone()).or_default();
-            *count += 1;
-            probes += graded(*count);
-        }
+        let screen = graded(count(&mut self.seen, observation.screen));
+        let probes: f64 = observation
+            .coverage
+            .into_iter()
+            .flatten()
+            .map(|probe| graded(count(&mut self.probes, probe)))
+            .sum();
         let mut new_features = 0;
         // Features are a function of the snapshots' text: text seen before has no new ones
         // (and most steps repeat an earlier state: this skips parsing it again).
@@ -209,6 +204,17 @@ impl CoverageGuided {
         self.previous = Some((screen, arms[choice]));
         offered[choice].2
     }
+}
+
+/// Counts one more sighting of `key` and returns its count; the key is copied only the
+/// first time (this runs for the screen and every probe of every step).
+fn count(counts: &mut HashMap<String, u32>, key: &str) -> u32 {
+    let count = match counts.get_mut(key) {
+        Some(count) => count,
+        None => counts.entry(key.to_string()).or_default(),
+    };
+    *count += 1;
+    *count
 }
 
 fn fnv_hash(text: &str) -> u64 {

@@ -24,12 +24,9 @@ fn candidate(id: u32, weight: f64, path: &str, action: &str) -> Candidate {
 
 /// An observation of screen `screen`, whose abstraction is the screen itself.
 fn observe<'a>(screen: &'a str, coverage: Option<&'a [String]>, snapshots: &'a str) -> Observation<'a> {
-    let mut hash = fnv::FnvHasher::default();
-    std::hash::Hasher::write(&mut hash, screen.as_bytes());
-    let state = std::hash::Hasher::finish(&hash);
     Observation {
         screen,
-        state,
+        state: fnv_hash(screen),
         coverage,
         snapshots,
     }
