@@ -1,5 +1,4 @@
-//! Generates the gRPC client and server for `proto/driver.proto`, and builds the
-//! spec provider (`spec-provider/`, QuickJS for `wasm32-wasip1`) that the host embeds.
+//! Builds the spec provider (`spec-provider/`, QuickJS for `wasm32-wasip1`) that the host embeds.
 
 #[path = "src/wasm_toolchain.rs"]
 #[allow(dead_code)]
@@ -11,14 +10,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Read at run time, not with `env!`: a build script compiled in one checkout and
     // reused from a copied target directory must still look at this checkout.
     let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?);
-    let manifest_dir = manifest_dir.as_path();
-    let proto_dir = manifest_dir.join("../proto");
-    let driver_proto = proto_dir.join("driver.proto");
-    println!("cargo:rerun-if-changed={}", driver_proto.display());
-    tonic_prost_build::configure().compile_protos(&[driver_proto], &[proto_dir])?;
-
-    build_spec_provider(manifest_dir)?;
-    Ok(())
+    build_spec_provider(&manifest_dir)
 }
 
 fn build_spec_provider(manifest_dir: &Path) -> Result<(), Box<dyn std::error::Error>> {

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 mod bench_common;
 use bench_common::percentile;
-use uatu::device::model::{Bounds, Node, ScreenSize};
+use uatu_device::model::{Bounds, Node, ScreenSize};
 use uatu::spec::{SpecInstance, SpecLimits, SpecModule};
 use uatu::state::State;
 

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::device::model::{Bounds, Key, Point};
+use uatu_device::model::{Bounds, Key, Point};
 
 /// An action as the spec wrote it. JSON: `{"type": "tap", "on": ...}` etc.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

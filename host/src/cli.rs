@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::exit::Status;
+use anyhow::Context as _;
+
+use crate::exit::{self, Status};
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -237,7 +239,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Status> {
         Command::Run(args) => crate::run::command(args),
         Command::Build(args) => crate::spec::build_command(args),
         Command::Check(args) => crate::run::check::command(args),
-        Command::Sim(args) => crate::sim::command(args),
+        Command::Sim(args) => sim_command(args),
         Command::Inspect(args) => crate::inspect::command(args),
         Command::Doctor(args) => crate::doctor::command(args),
         Command::Plugin(PluginCommand::Build(args)) => crate::plugin::build_command(args),
@@ -249,11 +251,57 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Status> {
                 crate::spec::SPEC_ABI,
                 crate::spec::provider::sha256()
             );
-            println!("SDK socket protocol {}", crate::device::agent::PROTOCOL_VERSION);
+            println!("SDK socket protocol {}", uatu_device::agent::PROTOCOL_VERSION);
             Ok(Status::Ok)
         }
     }
 }
+
+/// `uatu sim`.
+fn sim_command(args: SimArgs) -> anyhow::Result<Status> {
+    let bugs = uatu_sim::Bugs::parse(&args.bugs).map_err(|error| exit::usage(anyhow::anyhow!("--bugs: {error}")))?;
+    let latency = crate::config::parse_duration("latency", &args.latency).map_err(exit::usage)?;
+    uatu_sim::render::check_scale(args.scale).map_err(|error| exit::usage(anyhow::anyhow!("--scale: {error}")))?;
+    let config = uatu_sim::SimConfig {
+        bugs,
+        latency,
+        seed: args.seed,
+        scale: args.scale,
+        ..uatu_sim::SimConfig::default()
+    };
+    if let Some(dir) = &args.render_screens {
+        let written = uatu_sim::render_screens(&config, dir).map_err(exit::infrastructure)?;
+        for path in written {
+            println!("{}", path.display());
+        }
+        return Ok(Status::Ok);
+    }
+    let runtime = tokio::runtime::Runtime::new()
+        .context("cannot start the async runtime")
+        .map_err(exit::infrastructure)?;
+    runtime.block_on(async {
+        let handle = uatu_sim::Simulator::start(config.clone(), args.listen, args.agent_socket.clone())
+            .await
+            .map_err(exit::infrastructure)?;
+        println!("uatu sim: serving driver.proto on {}", handle.addr());
+        println!(
+            "  app {} · bugs: {} · latency {:?} · seed {} · screenshot scale {}",
+            config.bundle_id, config.bugs, config.latency, config.seed, config.scale
+        );
+        match &args.agent_socket {
+            Some(path) => println!("  SDK connects to {}", path.display()),
+            None => println!("  no --agent-socket: the app runs without an SDK connection"),
+        }
+        println!("Press Ctrl-C to stop.");
+        tokio::signal::ctrl_c()
+            .await
+            .context("cannot wait for Ctrl-C")
+            .map_err(exit::infrastructure)?;
+        handle.shutdown().await.map_err(exit::infrastructure)?;
+        Ok(Status::Ok)
+    })
+}
+
 
 /// The error of a subcommand that a later part of the work implements.
 pub fn not_yet(what: &str) -> anyhow::Result<Status> {

@@ -4,10 +4,10 @@ use std::time::Duration;
 
 use crate::cli::DoctorArgs;
 use crate::config::DeviceChoice;
-use crate::device::agent::{AgentListener, ListenerConfig};
-use crate::device::{Driver, GrpcDriver};
+use uatu_device::agent::{AgentListener, ListenerConfig};
+use uatu_device::{Driver, GrpcDriver};
 use crate::exit::{self, Status};
-use crate::sim::{SimConfig, Simulator};
+use uatu_sim::{SimConfig, Simulator};
 
 const APP_TIMEOUT: Duration = Duration::from_secs(10);
 

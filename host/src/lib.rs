@@ -8,7 +8,6 @@
 pub mod action;
 pub mod cli;
 pub mod config;
-pub mod device;
 pub mod doctor;
 pub mod exit;
 pub mod inspect;
@@ -16,7 +15,6 @@ pub mod ltl;
 pub mod plugin;
 pub mod run;
 pub mod sandbox;
-pub mod sim;
 pub mod spec;
 pub mod state;
 pub mod trace;

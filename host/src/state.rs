@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::action::ResolvedAction;
-use crate::device::model::{ExceptionInfo, LogEntry, Node, ScreenSize};
+use uatu_device::model::{ExceptionInfo, LogEntry, Node, ScreenSize};
 
 /// One step's state. Its JSON form is the `state` of a trace record and the
 /// input of a spec step (see `docs/trace-format.md`).

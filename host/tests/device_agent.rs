@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
 use tokio::net::UnixStream;
-use uatu::device::agent::frame::{self, FrameError};
-use uatu::device::agent::{
+use uatu_device::agent::frame::{self, FrameError};
+use uatu_device::agent::{
     AgentError, AgentListener, DisconnectReason, ListenerConfig, Message, PROTOCOL_VERSION,
 };
-use uatu::device::model::{ExceptionInfo, LogEntry, LogLevel};
+use uatu_device::model::{ExceptionInfo, LogEntry, LogLevel};
 
 const WAIT: Duration = Duration::from_secs(5);
 

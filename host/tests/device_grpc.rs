@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::{Request, Response, Status};
-use uatu::device::proto::driver_server::{Driver as DriverService, DriverServer};
-use uatu::device::proto::{self, tap_selector_request::Selector};
-use uatu::device::{
+use uatu_device::proto::driver_server::{Driver as DriverService, DriverServer};
+use uatu_device::proto::{self, tap_selector_request::Selector};
+use uatu_device::{
     Bounds, CallTimeouts, DeviceError, DeviceSelector, Driver, GrpcDriver, Key, LogLevel, Point,
 };
 

@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use uatu::device::agent::frame::{self, FrameError};
-use uatu::device::agent::{DisconnectReason, MAX_FRAME_BYTES, Message, PROTOCOL_VERSION, check_hello};
+use uatu_device::agent::frame::{self, FrameError};
+use uatu_device::agent::{DisconnectReason, MAX_FRAME_BYTES, Message, PROTOCOL_VERSION, check_hello};
 
 const MESSAGE_TYPES: [&str; 5] = ["HELLO", "PAUSE", "STATE", "RESUME", "GOODBYE"];
 

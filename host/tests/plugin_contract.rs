@@ -6,7 +6,7 @@ mod plugin_common;
 
 use plugin_common::{component, record, spec, state};
 use serde_json::{Value, json};
-use uatu::device::model::{Bounds, Node};
+use uatu_device::model::{Bounds, Node};
 use uatu::plugin::{Cause, LoadOptions, PluginSet};
 
 const TEST_PLUGINS: &str = "tests/plugins";
@@ -90,7 +90,7 @@ fn a_sink_gets_the_typed_fields_and_the_trace_line() {
     plugins.sink_run_start(&json!({"seed": 1})).unwrap();
     let action = uatu::action::ResolvedAction {
         action: uatu::action::Action::PressKey {
-            key: uatu::device::model::Key::Back,
+            key: uatu_device::model::Key::Back,
         },
         generator: "1:back".into(),
         point: None,

@@ -76,7 +76,7 @@ fn coverage_guided_falls_back_to_screen_novelty_and_says_so_once() {
     );
 }
 
-fn png(width: u32, height: u32, striped: bool) -> uatu::device::model::Screenshot {
+fn png(width: u32, height: u32, striped: bool) -> uatu_device::model::Screenshot {
     let image = image::RgbaImage::from_fn(width, height, |_, y| {
         if striped && (y / 10) % 2 == 0 {
             image::Rgba([20, 20, 200, 255])
@@ -88,7 +88,7 @@ fn png(width: u32, height: u32, striped: bool) -> uatu::device::model::Screensho
     image
         .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
         .unwrap();
-    uatu::device::model::Screenshot { png, width, height }
+    uatu_device::model::Screenshot { png, width, height }
 }
 
 #[test]

@@ -3,8 +3,8 @@
 mod sim_support;
 
 use sim_support::*;
-use uatu::device::proto::{self, tap_selector_request::Selector};
-use uatu::sim::{Bug, Bugs};
+use uatu_device::proto::{self, tap_selector_request::Selector};
+use uatu_sim::{Bug, Bugs};
 
 #[tokio::test]
 async fn health_and_metrics_describe_a_simulator() {

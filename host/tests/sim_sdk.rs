@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use sim_support::*;
 use tokio::net::{UnixListener, UnixStream};
-use uatu::device::agent::frame::{self, FrameError};
-use uatu::device::agent::{Message, PROTOCOL_VERSION};
-use uatu::device::proto;
-use uatu::sim::{Bug, Bugs};
+use uatu_device::agent::frame::{self, FrameError};
+use uatu_device::agent::{Message, PROTOCOL_VERSION};
+use uatu_device::proto;
+use uatu_sim::{Bug, Bugs};
 
 /// Generous: only reached when the SDK misbehaves.
 const PATIENCE: Duration = Duration::from_secs(10);

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use uatu::action::{Action, Target};
-use uatu::device::model::{Bounds, ExceptionInfo, LogEntry, LogLevel, Node};
+use uatu_device::model::{Bounds, ExceptionInfo, LogEntry, LogLevel, Node};
 use uatu::spec::{PredicateValue, SpecError, SpecInstance, SpecLimits, SpecModule, SpecStep};
 use uatu::state::State;
 

@@ -6,7 +6,7 @@ use std::hash::Hasher;
 use fnv::FnvHasher;
 
 use crate::action::Candidate;
-use crate::device::model::{Node, Screenshot};
+use uatu_device::model::{Node, Screenshot};
 use crate::state::State;
 use crate::trace::{Event, StepRecord};
 

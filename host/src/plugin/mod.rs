@@ -24,7 +24,7 @@ use wasmtime::component::Component;
 
 use crate::action::Candidate;
 use crate::cli::{PluginBuildArgs, PluginNewArgs};
-use crate::device::model::Screenshot;
+use uatu_device::model::Screenshot;
 use crate::exit::Status;
 use crate::state::State;
 use crate::trace::StepRecord;

@@ -13,15 +13,15 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::action::{Action, Candidate, ResolvedAction};
 use crate::config::{DeviceChoice, RunConfig};
-use crate::device::agent::{AgentListener, ListenerConfig};
-use crate::device::{CallTimeouts, DeviceError, Driver, GrpcDriver, LogLevel};
+use uatu_device::agent::{AgentListener, ListenerConfig};
+use uatu_device::{CallTimeouts, DeviceError, Driver, GrpcDriver, LogLevel};
 use crate::exit::{self, Status};
 use crate::ltl::{Formula, PredicateError, PredicateValue};
 use crate::plugin::{LoadOptions, PluginEvent, PluginSet, PluginSpec};
 use crate::run::strategy::choose_weighted;
 use crate::run::target::resolve_action;
 use crate::run::verify::{Verifier, count_verdicts};
-use crate::sim::{SimConfig, SimHandle, Simulator};
+use uatu_sim::{SimConfig, SimHandle, Simulator};
 use crate::spec::{SpecInstance, SpecLimits, SpecModule};
 use crate::state::State;
 use crate::trace::{Counts, DeviceMeta, Event, Meta, RunDir, SpecMeta, StepMetrics, StepRecord, Summary};
@@ -222,7 +222,7 @@ async fn connect_device(
     match &config.device {
         DeviceChoice::Sim => {
             let sim_config = SimConfig {
-                bugs: crate::sim::Bugs::parse(&config.sim.bugs).map_err(exit::usage)?,
+                bugs: uatu_sim::Bugs::parse(&config.sim.bugs).map_err(exit::usage)?,
                 latency: config.sim.latency,
                 seed: config.sim.seed.unwrap_or(seed),
                 ..SimConfig::default()

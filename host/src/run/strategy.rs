@@ -68,7 +68,7 @@ mod tests {
 
     use super::*;
     use crate::action::{Action, PathStep};
-    use crate::device::model::Key;
+    use uatu_device::model::Key;
 
     fn candidate(path: &[(u32, f64)], key: Key) -> Candidate {
         Candidate {

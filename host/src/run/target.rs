@@ -3,8 +3,8 @@
 //! element (parents before children), an element or point is used as given.
 
 use crate::action::{Action, ResolvedAction, Target};
-use crate::device::model::{Bounds, Node, Point};
-use crate::device::selector::Selector;
+use uatu_device::model::{Bounds, Node, Point};
+use uatu_device::selector::Selector;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TargetError {

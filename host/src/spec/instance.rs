@@ -13,7 +13,7 @@ use super::provider;
 use super::query::{self, QueryKind};
 use super::sourcemap::SourceMap;
 use crate::action::{Action, Candidate, PathStep};
-use crate::device::model::Node;
+use uatu_device::model::Node;
 use crate::sandbox::{FixedClock, MemoryCap};
 use crate::state::State;
 
@@ -269,7 +269,7 @@ struct RawStep {
 struct JsState<'a> {
     step: u64,
     time: u64,
-    screen: &'a crate::device::model::ScreenSize,
+    screen: &'a uatu_device::model::ScreenSize,
     /// The snapshots whose value differs from the previous step's.
     snapshots: &'a BTreeMap<&'a str, &'a serde_json::Value>,
     /// The snapshots the previous step had and this one has not.
@@ -277,8 +277,8 @@ struct JsState<'a> {
     /// Whether the hierarchy differs from the previous step's (the runtime then
     /// drops the query answers it keeps).
     hierarchy_changed: bool,
-    logs: &'a [crate::device::model::LogEntry],
-    exceptions: &'a [crate::device::model::ExceptionInfo],
+    logs: &'a [uatu_device::model::LogEntry],
+    exceptions: &'a [uatu_device::model::ExceptionInfo],
     last_action: &'a Option<crate::action::ResolvedAction>,
 }
 

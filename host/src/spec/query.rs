@@ -3,10 +3,10 @@
 
 use serde::Serialize;
 
-pub use crate::device::selector::Selector;
+pub use uatu_device::selector::Selector;
 
 use crate::action::{Action, Candidate, PathStep, Target};
-use crate::device::model::{Bounds, Node};
+use uatu_device::model::{Bounds, Node};
 
 /// What a query asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

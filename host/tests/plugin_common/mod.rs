@@ -69,7 +69,7 @@ pub fn spec(path: PathBuf, name: &str, config: &str) -> uatu::plugin::PluginSpec
 
 /// A Folio-like state: a header, a list of `rows` rows and a couple of buttons.
 pub fn state(step: u64, rows: usize, coverage: Option<Vec<String>>) -> State {
-    use uatu::device::model::{Bounds, Node};
+    use uatu_device::model::{Bounds, Node};
     let leaf = |id: &str, desc: &str, text: &str, class: &str| Node {
         id: id.into(),
         desc: desc.into(),
@@ -155,7 +155,7 @@ pub fn record(
 
 pub fn candidates() -> Vec<uatu::action::Candidate> {
     use uatu::action::{Action, Candidate, PathStep, Target};
-    use uatu::device::model::Key;
+    use uatu_device::model::Key;
     let step = |index: u32, weight: f64, label: &str| PathStep {
         index,
         weight,

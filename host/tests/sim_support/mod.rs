@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use tonic::transport::Channel;
-use uatu::device::proto::{self, driver_client::DriverClient};
-use uatu::sim::{Bugs, SimConfig, SimHandle, Simulator};
+use uatu_device::proto::{self, driver_client::DriverClient};
+use uatu_sim::{Bugs, SimConfig, SimHandle, Simulator};
 
 pub type Client = DriverClient<Channel>;
 

@@ -15,6 +15,7 @@ pub use model::*;
 
 /// The generated `uatu.driver.v1` messages, client and server.
 pub mod proto {
+    #![allow(missing_docs)]
     tonic::include_proto!("uatu.driver.v1");
 }
 

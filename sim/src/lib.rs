@@ -16,7 +16,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context as _;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_stream::StreamExt as _;
@@ -25,9 +24,7 @@ use tokio_stream::wrappers::TcpListenerStream;
 pub use bugs::{Bug, Bugs, UnknownBug};
 pub use folio::Folio;
 
-use crate::cli::SimArgs;
-use crate::device::proto::driver_server::DriverServer;
-use crate::exit::{self, Status};
+use uatu_device::proto::driver_server::DriverServer;
 
 /// How a simulator behaves.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,6 +60,13 @@ pub enum SimError {
     },
     #[error(transparent)]
     Scale(#[from] render::RenderError),
+    #[error("the simulator's server failed: {0}")]
+    Server(String),
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// Starts simulators.
@@ -110,7 +114,6 @@ impl Simulator {
                 .add_service(DriverServer::new(driver))
                 .serve_with_incoming_shutdown(incoming, stopped)
                 .await
-                .map_err(|error| error.to_string())
         });
         let sdk = agent_socket.map(|socket| {
             let client = sdk::SdkClient {
@@ -135,7 +138,7 @@ impl Simulator {
 pub struct SimHandle {
     addr: SocketAddr,
     shutdown: watch::Sender<bool>,
-    server: Option<JoinHandle<Result<(), String>>>,
+    server: Option<JoinHandle<Result<(), tonic::transport::Error>>>,
     sdk: Option<JoinHandle<()>>,
     device: Arc<device::Device>,
 }
@@ -152,7 +155,7 @@ impl SimHandle {
     }
 
     /// Stops serving: the SDK says GOODBYE, the server drains its calls.
-    pub async fn shutdown(mut self) -> anyhow::Result<()> {
+    pub async fn shutdown(mut self) -> Result<(), SimError> {
         let _ = self.shutdown.send(true);
         if let Some(sdk) = self.sdk.take() {
             let _ = sdk.await;
@@ -160,8 +163,8 @@ impl SimHandle {
         if let Some(server) = self.server.take() {
             server
                 .await
-                .context("the simulator's server task failed")?
-                .map_err(|message| anyhow::anyhow!("the simulator's server failed: {message}"))?;
+                .map_err(|error| SimError::Server(error.to_string()))?
+                .map_err(|error| SimError::Server(error.to_string()))?;
         }
         Ok(())
     }
@@ -173,59 +176,20 @@ impl Drop for SimHandle {
     }
 }
 
-/// `uatu sim`.
-pub fn command(args: SimArgs) -> anyhow::Result<Status> {
-    let bugs = Bugs::parse(&args.bugs).map_err(|error| exit::usage(anyhow::anyhow!("--bugs: {error}")))?;
-    let latency = crate::config::parse_duration("latency", &args.latency).map_err(exit::usage)?;
-    render::check_scale(args.scale).map_err(|error| exit::usage(anyhow::anyhow!("--scale: {error}")))?;
-    let config = SimConfig {
-        bugs,
-        latency,
-        seed: args.seed,
-        scale: args.scale,
-        ..SimConfig::default()
-    };
-    if let Some(dir) = &args.render_screens {
-        let written = render_screens(&config, dir).map_err(exit::infrastructure)?;
-        for path in written {
-            println!("{}", path.display());
-        }
-        return Ok(Status::Ok);
-    }
-    let runtime = tokio::runtime::Runtime::new()
-        .context("cannot start the async runtime")
-        .map_err(exit::infrastructure)?;
-    runtime.block_on(async {
-        let handle = Simulator::start(config.clone(), args.listen, args.agent_socket.clone())
-            .await
-            .map_err(exit::infrastructure)?;
-        println!("uatu sim: serving driver.proto on {}", handle.addr());
-        println!(
-            "  app {} · bugs: {} · latency {:?} · seed {} · screenshot scale {}",
-            config.bundle_id, config.bugs, config.latency, config.seed, config.scale
-        );
-        match &args.agent_socket {
-            Some(path) => println!("  SDK connects to {}", path.display()),
-            None => println!("  no --agent-socket: the app runs without an SDK connection"),
-        }
-        println!("Press Ctrl-C to stop.");
-        tokio::signal::ctrl_c()
-            .await
-            .context("cannot wait for Ctrl-C")
-            .map_err(exit::infrastructure)?;
-        handle.shutdown().await.map_err(exit::infrastructure)?;
-        Ok(Status::Ok)
-    })
-}
-
 /// Writes a PNG of every Folio screen into `dir`; returns the files written.
-pub fn render_screens(config: &SimConfig, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+pub fn render_screens(config: &SimConfig, dir: &Path) -> Result<Vec<PathBuf>, SimError> {
+    std::fs::create_dir_all(dir).map_err(|source| SimError::Write {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let mut written = Vec::new();
     for (name, folio) in folio::tour(config.bugs.clone(), config.seed) {
         let shot = render::screenshot(&screen::build(&folio), config.scale)?;
         let path = dir.join(format!("{name}.png"));
-        std::fs::write(&path, &shot.png).with_context(|| format!("cannot write {}", path.display()))?;
+        std::fs::write(&path, &shot.png).map_err(|source| SimError::Write {
+            path: path.clone(),
+            source,
+        })?;
         written.push(path);
     }
     Ok(written)

@@ -2,7 +2,7 @@
 //! `desc:`, `descPrefix:`. One definition for the spec's `ax.find` (answered
 //! on the host) and for resolving action targets.
 
-use crate::device::model::Node;
+use crate::model::Node;
 
 /// A parsed selector: `id:`, `text:`, `desc:` or `descPrefix:`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::device::model::{ExceptionInfo, LogEntry};
+use crate::model::{ExceptionInfo, LogEntry};
 
 /// The protocol version this host speaks; HELLO carries the SDK's.
 pub const PROTOCOL_VERSION: u32 = 1;

@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 
 use super::bugs::{Bug, Bugs};
 use super::screen::{self, Activate};
-use crate::device::model::{ExceptionInfo, Hierarchy, Key, LogEntry, LogLevel, Point, ScreenSize};
+use uatu_device::model::{ExceptionInfo, Hierarchy, Key, LogEntry, LogLevel, Point, ScreenSize};
 
 pub const SCREEN_WIDTH: i32 = 1080;
 pub const SCREEN_HEIGHT: i32 = 2400;

@@ -6,7 +6,7 @@ use image::{ImageEncoder, Rgb, RgbImage, codecs::png::PngEncoder};
 
 use super::folio::{SCREEN_HEIGHT, SCREEN_WIDTH};
 use super::screen::{Role, Widget};
-use crate::device::model::{Bounds, Screenshot};
+use uatu_device::model::{Bounds, Screenshot};
 
 const BACKGROUND: [u8; 3] = [244, 245, 247];
 const WHITE: [u8; 3] = [255, 255, 255];

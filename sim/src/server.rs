@@ -9,9 +9,9 @@ use super::device::Device;
 use super::folio::{Folio, InputResult};
 use super::render;
 use super::screen;
-use crate::device::grpc;
-use crate::device::model::{LogLevel, Node, Point};
-use crate::device::proto::{self, driver_server::Driver, tap_selector_request::Selector};
+use uatu_device::grpc;
+use uatu_device::model::{LogLevel, Node, Point};
+use uatu_device::proto::{self, driver_server::Driver, tap_selector_request::Selector};
 
 pub(crate) struct SimDriver {
     pub device: Arc<Device>,
@@ -210,7 +210,7 @@ impl Driver for SimDriver {
         self.delay().await;
         Ok(Response::new(proto::HealthResponse {
             ready: true,
-            version: format!("uatu-sim {}", crate::VERSION),
+            version: format!("uatu-sim {}", env!("CARGO_PKG_VERSION")),
             platform: "sim".into(),
         }))
     }

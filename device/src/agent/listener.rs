@@ -22,7 +22,7 @@ use tokio::time::Instant;
 
 use super::frame::{self, FrameError};
 use super::message::{MAX_FRAME_BYTES, Message, PROTOCOL_VERSION};
-use crate::device::model::{ExceptionInfo, LogEntry};
+use crate::model::{ExceptionInfo, LogEntry};
 
 /// The socket's file name inside the listener's private directory.
 pub const SOCKET_FILE_NAME: &str = "agent.sock";

@@ -11,8 +11,8 @@ use tokio::net::unix::OwnedWriteHalf;
 use tokio::sync::{mpsc, watch};
 
 use super::device::Device;
-use crate::device::agent::frame::{self, FrameError};
-use crate::device::agent::{Message, PROTOCOL_VERSION};
+use uatu_device::agent::frame::{self, FrameError};
+use uatu_device::agent::{Message, PROTOCOL_VERSION};
 
 /// How long the SDK waits between attempts to reach the host's socket.
 const RETRY: Duration = Duration::from_millis(50);
@@ -100,7 +100,7 @@ impl SdkClient {
         let (mut reader, mut writer) = stream.into_split();
         let hello = Message::Hello {
             protocol_version: PROTOCOL_VERSION,
-            sdk_version: format!("uatu-sim {}", crate::VERSION),
+            sdk_version: format!("uatu-sim {}", env!("CARGO_PKG_VERSION")),
             platform: "sim".into(),
             app_id: self.app_id.clone(),
         };

@@ -122,6 +122,9 @@ impl fmt::Display for Bugs {
         if self.0.is_empty() {
             return f.write_str("none");
         }
+        if *self == Bugs::all() {
+            return f.write_str("all");
+        }
         let names: Vec<_> = self.iter().map(Bug::name).collect();
         f.write_str(&names.join(","))
     }

@@ -9,7 +9,7 @@ use tonic::transport::{Channel, Endpoint};
 
 use super::proto::driver_client::DriverClient;
 use super::{DeviceError, Driver, proto};
-use crate::device::model::*;
+use crate::model::*;
 
 /// How long each call may take before it fails with [`DeviceError::Timeout`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

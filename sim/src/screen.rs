@@ -2,7 +2,7 @@
 //! screen, and tap resolution by those bounds.
 
 use super::folio::{Field, Folio, Kind, PACKAGE, Process, Route, SCREEN_HEIGHT, SCREEN_WIDTH, format_money};
-use crate::device::model::{Bounds, Node, Point};
+use uatu_device::model::{Bounds, Node, Point};
 
 const LAUNCHER_PACKAGE: &str = "com.android.launcher3";
 const HOME_LIST: Bounds = Bounds {
