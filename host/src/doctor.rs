@@ -1,107 +1,65 @@
-//! `uatu doctor`: checks a device end to end, the way a run would use it.
+//! `uatu doctor`: checks a device end to end, the way a run would use it, and
+//! returns a report for the binary to print.
 
 use std::time::Duration;
 
-use crate::cli::DoctorArgs;
-use crate::config::DeviceChoice;
-use uatu_device::agent::{AgentListener, ListenerConfig};
-use uatu_device::{Driver, GrpcDriver};
-use crate::exit::{self, Status};
-use uatu_sim::{SimConfig, Simulator};
+use uatu_device::Driver;
+
+use crate::devices::{self, DeviceChoice};
 
 const APP_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// One line of the report.
-struct Check {
-    name: &'static str,
-    outcome: Result<String, String>,
+/// One line of the report: what was checked and what was found.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Check {
+    /// What was checked, e.g. `driver`, `sdk hello`.
+    pub name: &'static str,
+    /// Whether it works.
+    pub passed: bool,
+    /// What was found, or what is wrong and what to do.
+    pub detail: String,
 }
 
 impl Check {
-    fn print(&self) {
-        match &self.outcome {
-            Ok(detail) => println!("✓ {:<12} {detail}", self.name),
-            Err(problem) => println!("✗ {:<12} {problem}", self.name),
-        }
+    fn of(name: &'static str, outcome: Result<String, String>) -> Check {
+        let (passed, detail) = match outcome {
+            Ok(detail) => (true, detail),
+            Err(detail) => (false, detail),
+        };
+        Check { name, passed, detail }
     }
 }
 
-pub fn command(args: DoctorArgs) -> anyhow::Result<Status> {
-    let Some(device) = args.device else {
-        explain_real_devices();
-        return Ok(Status::Infrastructure);
+/// Connects `device` as a run would, launches `bundle_id`, and checks each part
+/// in turn: the driver, its health, launch, hierarchy, screenshot, the SDK's HELLO
+/// and one PAUSE/STATE/RESUME. Stops at the first part that cannot be reached.
+pub async fn check_device(device: &DeviceChoice, bundle_id: &str) -> Vec<Check> {
+    let connected = match devices::connect(device, 1).await {
+        Ok(connected) => connected,
+        Err(error) => return vec![Check::of("driver", Err(crate::errors::chain(&error)))],
     };
-    let device = DeviceChoice::parse(&device).map_err(exit::usage)?;
-    let runtime = tokio::runtime::Runtime::new().map_err(exit::infrastructure)?;
-    let checks = runtime.block_on(check_device(&device))?;
-    for check in &checks {
-        check.print();
-    }
-    if checks.iter().all(|check| check.outcome.is_ok()) {
-        println!("all {} checks passed", checks.len());
-        Ok(Status::Ok)
-    } else {
-        println!(
-            "{} of {} checks failed",
-            checks.iter().filter(|c| c.outcome.is_err()).count(),
-            checks.len()
-        );
-        Ok(Status::Infrastructure)
-    }
-}
-
-async fn check_device(device: &DeviceChoice) -> anyhow::Result<Vec<Check>> {
-    let agent = AgentListener::bind(ListenerConfig::default())
-        .await
-        .map_err(exit::infrastructure)?;
-    let (addr, sim) = match device {
-        DeviceChoice::Sim => {
-            let sim = Simulator::start(
-                SimConfig::default(),
-                "127.0.0.1:0".parse()?,
-                Some(agent.socket_path().to_path_buf()),
-            )
-            .await
-            .map_err(exit::infrastructure)?;
-            (sim.addr().to_string(), Some(sim))
-        }
-        DeviceChoice::Sidecar(addr) => (addr.clone(), None),
-    };
-    let mut checks = Vec::new();
-    let driver = match GrpcDriver::connect(&addr, Default::default()).await {
-        Ok(driver) => driver,
-        Err(error) => {
-            checks.push(Check {
-                name: "driver",
-                outcome: Err(error.to_string()),
-            });
-            return Ok(checks);
-        }
-    };
-    checks.push(Check {
-        name: "driver",
-        outcome: Ok(format!("connected to {}", driver.describe())),
-    });
-    checks.push(Check {
-        name: "health",
-        outcome: match driver.health().await {
+    let driver: &dyn Driver = connected.driver.as_ref();
+    let agent = &connected.agent;
+    let mut checks = vec![Check::of("driver", Ok(format!("connected to {}", driver.describe())))];
+    checks.push(Check::of(
+        "health",
+        match driver.health().await {
             Ok(health) if health.ready => Ok(format!("ready, {} {}", health.platform, health.version)),
             Ok(health) => Err(format!("not ready ({} {})", health.platform, health.version)),
             Err(error) => Err(error.to_string()),
         },
-    });
-    let bundle_id = SimConfig::default().bundle_id;
-    checks.push(Check {
-        name: "launch",
-        outcome: driver
-            .launch(&bundle_id, false, None)
+    ));
+    checks.push(Check::of(
+        "launch",
+        driver
+            .launch(bundle_id, false, None)
             .await
             .map(|_| format!("started {bundle_id}"))
             .map_err(|e| e.to_string()),
-    });
-    checks.push(Check {
-        name: "hierarchy",
-        outcome: driver
+    ));
+    checks.push(Check::of(
+        "hierarchy",
+        driver
             .hierarchy()
             .await
             .map(|h| {
@@ -113,18 +71,18 @@ async fn check_device(device: &DeviceChoice) -> anyhow::Result<Vec<Check>> {
                 )
             })
             .map_err(|e| e.to_string()),
-    });
-    checks.push(Check {
-        name: "screenshot",
-        outcome: driver
+    ));
+    checks.push(Check::of(
+        "screenshot",
+        driver
             .screenshot()
             .await
             .map(|s| format!("{}x{} PNG, {} bytes", s.width, s.height, s.png.len()))
             .map_err(|e| e.to_string()),
-    });
-    checks.push(Check {
-        name: "sdk hello",
-        outcome: agent
+    ));
+    checks.push(Check::of(
+        "sdk hello",
+        agent
             .wait_for_app(APP_TIMEOUT)
             .await
             .map(|hello| {
@@ -139,53 +97,57 @@ async fn check_device(device: &DeviceChoice) -> anyhow::Result<Vec<Check>> {
                     agent.socket_path().display()
                 )
             }),
-    });
-    if checks.last().is_some_and(|c| c.outcome.is_ok()) {
+    ));
+    if checks.last().is_some_and(|c| c.passed) {
         let state = agent.pause(APP_TIMEOUT).await;
         let resumed = agent.resume().await;
-        checks.push(Check {
-            name: "sdk state",
-            outcome: match (state, resumed) {
+        checks.push(Check::of(
+            "sdk state",
+            match (state, resumed) {
                 (Ok(state), Ok(())) => Ok(format!(
                     "{} snapshots, coverage {}",
                     state.snapshots.len(),
                     state
                         .coverage
-                        .map_or("not reported".to_string(), |probes| format!(
-                            "{} probes",
-                            probes.len()
-                        ))
+                        .map_or("not reported".to_string(), |probes| format!("{} probes", probes.len()))
                 )),
                 (Err(error), _) | (Ok(_), Err(error)) => Err(error.to_string()),
             },
-        });
+        ));
     }
-    if let Some(sim) = sim {
-        sim.shutdown().await.map_err(exit::infrastructure)?;
+    if let Err(error) = connected.stop().await {
+        checks.push(Check::of("stop", Err(error)));
     }
-    Ok(checks)
+    checks
 }
 
-fn explain_real_devices() {
+/// A tool a real Android device needs on this machine, and whether it is on the PATH.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Requirement {
+    /// The program, e.g. `adb`.
+    pub tool: &'static str,
+    /// What it is for.
+    pub why: &'static str,
+    /// Whether it is on the PATH.
+    pub found: bool,
+}
+
+/// What driving a real device needs on this machine, each looked up on the PATH.
+pub fn real_device_requirements() -> Vec<Requirement> {
     let on_path = |tool: &str| {
         std::env::var_os("PATH")
             .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(tool).is_file()))
     };
-    println!("No device given. To check one:");
-    println!("  uatu doctor --device sim                   the built-in simulated Folio app");
-    println!("  uatu doctor --device sidecar:<host:port>   a Maestro sidecar driving a real device");
-    println!();
-    println!("A real Android device needs:");
-    for (tool, why) in [
+    [
         ("adb", "to reach the device or emulator"),
-        (
-            "emulator",
-            "to start an Android emulator (or attach a device over USB)",
-        ),
-        ("java", "to run the Maestro sidecar (sidecar-maestro/)"),
-    ] {
-        let mark = if on_path(tool) { "✓" } else { "✗" };
-        println!("  {mark} {tool:<9} {why}");
-    }
-    println!("  and the app's debug build linked with the uatu SDK.");
+        ("emulator", "to start an Android emulator (or attach a device over USB)"),
+        ("java", "to run the Android sidecar (sidecar-maestro/)"),
+    ]
+    .into_iter()
+    .map(|(tool, why)| Requirement {
+        tool,
+        why,
+        found: on_path(tool),
+    })
+    .collect()
 }

@@ -1,24 +1,28 @@
-//! uatu: autonomous, property-based testing for mobile apps.
+//! uatu: autonomous, property-based testing for mobile apps — the engine as a library.
 //!
-//! The binary is a thin CLI (`cli`) over the engine: a run (`run`) drives a
-//! device (`device`, or the built-in simulator `sim`), evaluates a spec compiled
-//! to WebAssembly (`spec`) and its LTL properties (`ltl`), consults plugins
-//! (`plugin`) and records everything (`trace`).
+//! A run ([`run`]) connects a device ([`devices`], over the device layer
+//! `uatu_device` or the simulator `uatu_sim`), evaluates a spec compiled to
+//! WebAssembly ([`spec`]) and its LTL properties ([`ltl`]), consults plugins
+//! ([`plugin`]) and records everything ([`trace`]). The library takes plain
+//! values ([`settings::RunConfig`]) and returns values and typed errors
+//! ([`errors`]); the `uatu` binary (crate `uatu-cli`) alone parses the command
+//! line and prints.
 
 pub mod action;
-pub mod cli;
-pub mod config;
+pub mod devices;
 pub mod doctor;
-pub mod exit;
-pub mod inspect;
+pub mod errors;
 pub mod ltl;
 pub mod plugin;
 pub mod run;
-pub mod sandbox;
+pub mod settings;
 pub mod spec;
 pub mod state;
 pub mod trace;
+pub mod wasm;
 pub mod wasm_toolchain;
+
+pub use errors::{Error, ExitStatus};
 
 /// The version of this build of uatu, recorded in every trace.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -154,7 +154,7 @@ impl AgentStatus {
 
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
-    #[error("cannot set up the SDK socket at {path}: {source}")]
+    #[error("cannot set up the SDK socket at {path}")]
     Setup {
         path: PathBuf,
         #[source]

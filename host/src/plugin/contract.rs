@@ -14,6 +14,7 @@ const PACKAGE: &str = "uatu:plugin";
 
 /// What a plugin does, told by the one contract interface it exports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     Strategy,

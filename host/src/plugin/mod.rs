@@ -23,9 +23,7 @@ use wasmtime::Store;
 use wasmtime::component::Component;
 
 use crate::action::Candidate;
-use crate::cli::{PluginBuildArgs, PluginNewArgs};
 use uatu_device::model::Screenshot;
-use crate::exit::Status;
 use crate::state::State;
 use crate::trace::StepRecord;
 
@@ -48,35 +46,18 @@ const HOST_KEYS: [&str; 2] = ["memory-mib", "deadline-ms"];
 /// A plugin to load: its component, its name (the file's stem by default) and
 /// its `[plugins.<name>]` table from `uatu.toml`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PluginSpec {
-    pub path: PathBuf,
+pub struct PluginChoice {
+    /// Its name: the file's stem, or its `[plugins.<name>]` table's name.
     pub name: String,
+    /// The component file.
+    pub path: PathBuf,
+    /// Its settings from `[plugins.<name>]`.
     pub config: toml::Table,
-}
-
-impl PluginSpec {
-    /// A spec named after the file's stem (`coverage-guided.wasm` → `coverage-guided`),
-    /// configured by `plugins[<name>]` when `plugins` (uatu.toml's `[plugins]`) has it.
-    pub fn from_path(path: &Path, plugins: Option<&toml::Table>) -> PluginSpec {
-        let name = path
-            .file_stem()
-            .map(|stem| stem.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let config = plugins
-            .and_then(|tables| tables.get(&name))
-            .and_then(|value| value.as_table())
-            .cloned()
-            .unwrap_or_default();
-        PluginSpec {
-            path: path.to_path_buf(),
-            name,
-            config,
-        }
-    }
 }
 
 /// What happens to the run when a plugin fails during it (`on-plugin-error` in uatu.toml).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum OnPluginError {
     /// The call returns the error: the run stops (exit code 2) with its trace complete.
@@ -84,20 +65,6 @@ pub enum OnPluginError {
     Stop,
     /// The plugin is disabled and the run goes on without it; a [`PluginEvent::Disabled`] says so.
     Disable,
-}
-
-impl std::str::FromStr for OnPluginError {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        match text {
-            "stop" => Ok(OnPluginError::Stop),
-            "disable" => Ok(OnPluginError::Disable),
-            other => Err(format!(
-                "on-plugin-error must be \"stop\" or \"disable\", not {other:?}"
-            )),
-        }
-    }
 }
 
 /// How to load a set of plugins.
@@ -237,7 +204,7 @@ impl PluginSet {
     /// directory `run_dir/plugins/<name>/` (created here). Any failure here is an
     /// error whatever the policy: a plugin that cannot start is said at start-up.
     pub fn load(
-        specs: &[PluginSpec],
+        specs: &[PluginChoice],
         run_dir: &Path,
         options: &LoadOptions,
     ) -> Result<PluginSet, PluginError> {
@@ -598,7 +565,7 @@ fn split_config(table: &toml::Table) -> Result<(u64, u64, String), String> {
 
 fn load_one(
     sandbox: &Sandbox,
-    spec: &PluginSpec,
+    spec: &PluginChoice,
     run_dir: &Path,
     cache: Option<&Path>,
 ) -> Result<Plugin, PluginError> {
@@ -796,7 +763,7 @@ impl Plugin {
             return Err(self.error(Some(call), Cause::Poisoned));
         }
         self.store
-            .set_epoch_deadline(self.meta.deadline_ms / sandbox::TICK.as_millis().max(1) as u64 + 1);
+            .set_epoch_deadline(crate::wasm::deadline_ticks(std::time::Duration::from_millis(self.meta.deadline_ms)));
         self.store.data_mut().limiter.exceeded = false;
         let output_before = self.output.written();
         match body(&mut self.store, &self.exports) {
@@ -826,27 +793,6 @@ impl Plugin {
             cause,
         }
     }
-}
-
-pub fn build_command(args: PluginBuildArgs) -> anyhow::Result<Status> {
-    let output = build_plugin(&args.crate_dir, args.output.as_deref()).map_err(crate::exit::usage)?;
-    println!("{}", output.display());
-    Ok(Status::Ok)
-}
-
-pub fn new_command(args: PluginNewArgs) -> anyhow::Result<Status> {
-    let kind = match args.kind {
-        crate::cli::PluginKind::Strategy => Kind::Strategy,
-        crate::cli::PluginKind::Extractor => Kind::Extractor,
-        crate::cli::PluginKind::Sink => Kind::Sink,
-    };
-    let dir = scaffold(Path::new(&args.name), kind).map_err(crate::exit::usage)?;
-    println!(
-        "created {} ({kind} plugin); build it with `uatu plugin build {}`",
-        dir.display(),
-        dir.display()
-    );
-    Ok(Status::Ok)
 }
 
 #[cfg(test)]

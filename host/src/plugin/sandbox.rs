@@ -3,69 +3,45 @@
 //! WASI but no ambient authority.
 
 use std::collections::VecDeque;
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use wasmtime::component::{Component, Linker, Resource, ResourceTable};
 use wasmtime::{Engine, Store};
 
-use crate::sandbox::{FixedClock, MemoryCap};
+use crate::wasm::{self, FixedClock, MemoryCap};
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{DynPollable, OutputStream, Pollable, StreamError, subscribe};
 use wasmtime_wasi::{DirPerms, FilePerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
-/// How often the engine's epoch advances: the resolution of per-call deadlines.
-pub const TICK: Duration = Duration::from_millis(1);
-
 /// Bytes of a plugin's stdout and stderr kept for error messages (the newest).
 const OUTPUT_CAPACITY: usize = 256 * 1024;
 
-/// The engine shared by a run's plugins, and the thread that advances its epoch.
+/// The host's engine (`crate::wasm`) with the WASI linker every plugin gets.
 pub struct Sandbox {
     pub engine: Engine,
     pub linker: Linker<PluginState>,
-    ticker_stop: Arc<AtomicBool>,
 }
 
 impl Sandbox {
     pub fn new() -> Result<Sandbox, String> {
-        let mut config = wasmtime::Config::new();
-        config.epoch_interruption(true);
-        config.wasm_component_model(true);
-        let engine =
-            Engine::new(&config).map_err(|error| format!("cannot create the Wasm engine: {error:#}"))?;
+        let engine = wasm::engine().map_err(|error| error.to_string())?.clone();
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
             .and_then(|()| link_timeless_sleep(&mut linker))
             .map_err(|error| format!("cannot link WASI: {error:#}"))?;
-        let ticker_stop = Arc::new(AtomicBool::new(false));
-        let stop = Arc::clone(&ticker_stop);
-        let ticking = engine.clone();
-        std::thread::Builder::new()
-            .name("uatu-plugin-epoch".into())
-            .spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    std::thread::sleep(TICK);
-                    ticking.increment_epoch();
-                }
-            })
-            .map_err(|error| format!("cannot start the plugin deadline thread: {error}"))?;
-        Ok(Sandbox {
-            engine,
-            linker,
-            ticker_stop,
-        })
+        Ok(Sandbox { engine, linker })
     }
 
     /// The compiled component for `bytes` (whose sha256 is `sha256`), from the cache
     /// when it holds one for this engine, else compiled and cached.
     pub fn component(&self, bytes: &[u8], sha256: &str, cache: Option<&Path>) -> Result<Component, String> {
-        let cached = cache.map(|dir| dir.join(format!("{sha256}-{}.cwasm", self.engine_hash())));
+        let cached = cache
+            .map(|dir| wasm::compiled_path(dir, sha256))
+            .transpose()
+            .map_err(|error| error.to_string())?;
         if let Some(path) = &cached
             && path.is_file()
         {
@@ -88,15 +64,11 @@ impl Sandbox {
         })?;
         if let Some(path) = &cached {
             // A cache that cannot be written only costs a compile next time.
-            let _ = write_atomically(path, &component);
+            if let Ok(bytes) = component.serialize() {
+                let _ = wasm::write_atomically(path, &bytes);
+            }
         }
         Ok(component)
-    }
-
-    fn engine_hash(&self) -> String {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        self.engine.precompile_compatibility_hash().hash(&mut hasher);
-        format!("{:016x}", hasher.finish())
     }
 
     /// A store with no ambient authority: no environment, arguments, network or
@@ -135,12 +107,6 @@ impl Sandbox {
     }
 }
 
-impl Drop for Sandbox {
-    fn drop(&mut self) {
-        self.ticker_stop.store(true, Ordering::Relaxed);
-    }
-}
-
 const SEED: [u8; 16] = *b"uatu-plugin-seed";
 
 /// The WASI clocks interface wasmtime-wasi links (a plugin importing any 0.2.x
@@ -175,24 +141,6 @@ struct Elapsed;
 #[async_trait::async_trait]
 impl Pollable for Elapsed {
     async fn ready(&mut self) {}
-}
-
-fn write_atomically(path: &Path, component: &Component) -> Result<(), String> {
-    let bytes = component.serialize().map_err(|error| error.to_string())?;
-    let dir = path.parent().ok_or("no parent")?;
-    std::fs::create_dir_all(dir).map_err(|error| error.to_string())?;
-    let temporary: PathBuf = dir.join(format!(
-        ".{}.{}.tmp",
-        path.file_name()
-            .map(|name| name.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
-    std::fs::write(&temporary, bytes).map_err(|error| error.to_string())?;
-    std::fs::rename(&temporary, path).map_err(|error| {
-        let _ = std::fs::remove_file(&temporary);
-        error.to_string()
-    })
 }
 
 /// A plugin's stdout and stderr: every write is accepted (a plugin that logs a line
@@ -296,15 +244,7 @@ impl StdoutStream for OutputTail {
 
 /// uatu's cache of compiled plugins: `$XDG_CACHE_HOME/uatu/plugins` or `~/.cache/uatu/plugins`.
 pub fn default_cache_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|dir| !dir.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|home| !home.is_empty())
-                .map(|home| PathBuf::from(home).join(".cache"))
-        })?;
-    Some(base.join("uatu").join("plugins"))
+    wasm::cache_dir().map(|dir| dir.join("plugins"))
 }
 
 /// What a plugin's store holds.

@@ -1,34 +1,42 @@
 //! One run: set up the device, the spec and the trace, then step until a
-//! limit, a violation (when asked) or Ctrl-C, and write the summary.
+//! limit, a violation (when asked), Ctrl-C or a failure, and sum it up.
+//!
+//! A step is five phases, each its own function:
+//! [`Session::capture`] (idle, hierarchy, screenshot, logs) →
+//! [`Session::evaluate`] (with the app paused: extractor plugins, spec, LTL) →
+//! [`Session::choose`] (strategy) → [`Session::record`] (trace, sinks) →
+//! [`Session::dispatch`] (the action, after the app is resumed).
+//! The paused phases run inside [`Session::while_paused`], which resumes the app
+//! on every exit path. Spec and plugin calls block (they run Wasm), so both run
+//! in one place: [`blocking`].
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use uatu_device::agent::{AgentListener, AgentState};
+use uatu_device::{DeviceError, Driver, LogLevel, Screenshot};
 
 use crate::action::{Action, Candidate, ResolvedAction};
-use crate::config::{DeviceChoice, RunConfig};
-use uatu_device::agent::{AgentListener, ListenerConfig};
-use uatu_device::{CallTimeouts, DeviceError, Driver, GrpcDriver, LogLevel};
-use crate::exit::{self, Status};
-use crate::ltl::{Formula, PredicateError, PredicateValue};
-use crate::plugin::{LoadOptions, PluginEvent, PluginSet, PluginSpec};
+use crate::devices::{self, Connected};
+use crate::plugin::{LoadOptions, PluginEvent, PluginSet};
 use crate::run::strategy::choose_weighted;
 use crate::run::target::resolve_action;
-use crate::run::verify::{Verifier, count_verdicts};
-use uatu_sim::{SimConfig, SimHandle, Simulator};
-use crate::spec::{SpecInstance, SpecLimits, SpecModule};
+use crate::run::verify::{Verifier, count_verdicts, predicate_values};
+use crate::settings::RunConfig;
+use crate::spec::{SpecInstance, SpecLimits, SpecModule, SpecStep};
 use crate::state::State;
 use crate::trace::{Counts, DeviceMeta, Event, Meta, RunDir, SpecMeta, StepMetrics, StepRecord, Summary};
+use crate::{Error, ExitStatus};
 
 const IDLE_TIMEOUT: Duration = Duration::from_secs(5);
 const PAUSE_TIMEOUT: Duration = Duration::from_secs(5);
 const APP_CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a step with nothing to do lets the app run before looking again.
+const NO_ACTION_WAIT: Duration = Duration::from_millis(250);
 
 /// Why the loop stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +48,7 @@ enum Stop {
     DeviceLost,
     SpecError,
     PluginError,
+    TraceError,
 }
 
 impl Stop {
@@ -52,22 +61,52 @@ impl Stop {
             Stop::DeviceLost => "device-lost",
             Stop::SpecError => "spec-error",
             Stop::PluginError => "plugin-error",
+            Stop::TraceError => "trace-error",
         }
     }
 }
 
-/// The result of a run: its summary and the exit status it earned.
-pub struct Outcome {
-    pub summary: Summary,
-    pub status: Status,
-    /// The error that ended the run early, if any (reported after the summary).
-    pub error: Option<anyhow::Error>,
+/// Where a run is, told to the caller after every step (for a progress line).
+#[derive(Debug, Clone)]
+pub struct Progress {
+    /// Steps done.
+    pub steps: u64,
+    /// The screen the last step saw: the app's `route` snapshot, else the package in front.
+    pub screen: String,
+    /// Properties violated so far.
+    pub violated: usize,
 }
 
-/// Runs `config` to its end. Errors before the first step (bad spec, no
-/// device) are returned as errors; failures during the run end it with a
-/// complete trace and an [`Outcome`] that carries them.
-pub async fn execute(config: RunConfig, interrupted: Arc<AtomicBool>) -> anyhow::Result<Outcome> {
+/// The result of a run that got as far as its first step.
+pub struct Outcome {
+    /// What was found, kept in memory even when the run directory could not take it.
+    pub summary: Summary,
+    /// The exit status the run earned.
+    pub status: ExitStatus,
+    /// The failure that ended the run early, if any (reported after the summary).
+    pub error: Option<Error>,
+    /// Set when writing the run directory failed: the last step the trace holds
+    /// (`None` inside: not even the first), and what failed.
+    pub trace_incomplete: Option<TraceIncomplete>,
+}
+
+/// The run directory is missing part of the run.
+#[derive(Debug)]
+pub struct TraceIncomplete {
+    /// The last step `trace.jsonl` holds, if any.
+    pub last_step: Option<u64>,
+    /// Why the rest is missing.
+    pub error: Error,
+}
+
+/// Runs `config` to its end, calling `on_step` after each step. Errors before the
+/// first step (bad spec, no device, a plugin that cannot load) are returned as
+/// errors; failures during the run end it with an [`Outcome`] that carries them.
+pub async fn execute(
+    config: RunConfig,
+    interrupted: Arc<AtomicBool>,
+    mut on_step: impl FnMut(&Progress),
+) -> Result<Outcome, Error> {
     let seed = if config.seed == 0 {
         rand::random::<u64>() | 1
     } else {
@@ -76,29 +115,25 @@ pub async fn execute(config: RunConfig, interrupted: Arc<AtomicBool>) -> anyhow:
     let started_wall = Instant::now();
     let started_at = time::OffsetDateTime::now_utc();
 
-    let spec_bytes = std::fs::read(&config.spec)
-        .with_context(|| format!("reading spec {}", config.spec.display()))
-        .map_err(exit::usage)?;
-    let module = SpecModule::load(&config.spec).map_err(exit::usage)?;
+    let spec_bytes = std::fs::read(&config.spec).map_err(|source| crate::spec::LoadError::Read {
+        path: config.spec.clone(),
+        source,
+    })?;
+    let module = SpecModule::load(&config.spec)?;
     let limits = SpecLimits {
         deadline: config.spec_timeout,
         memory: (config.spec_memory_mib as usize) << 20,
     };
-    let mut spec = SpecInstance::new(&module, limits).map_err(exit::usage)?;
-    let description = spec.load(&module, seed).map_err(exit::usage)?;
-    let properties = properties_of(&config.spec, &description.properties)?;
-    let mut verifier = Verifier::new(properties);
+    let mut spec = SpecInstance::new(&module, limits)?;
+    let description = spec.load(&module, seed)?;
+    let mut verifier = Verifier::for_spec(&config.spec, &description.properties)?;
 
-    let agent = AgentListener::bind(ListenerConfig::default())
-        .await
-        .map_err(exit::infrastructure)?;
-    let (driver, sim) = connect_device(&config, seed, agent.socket_path().to_path_buf()).await?;
-    let health = driver.health().await.map_err(exit::infrastructure)?;
+    let device = devices::connect(&config.device, seed).await?;
+    let health = device.driver.health().await?;
     if !health.ready {
-        return Err(exit::infrastructure(anyhow::anyhow!(
-            "{} is not ready",
-            driver.describe()
-        )));
+        return Err(Error::DeviceNotReady {
+            device: device.driver.describe(),
+        });
     }
 
     let mut run_dir = RunDir::create(&config.output, started_at, seed)?;
@@ -116,46 +151,30 @@ pub async fn execute(config: RunConfig, interrupted: Arc<AtomicBool>) -> anyhow:
             bundle_id: config.bundle_id.clone(),
             platform: health.platform.clone(),
             version: health.version.clone(),
-            sim: sim.as_ref().map(|_| {
-                serde_json::json!({
-                    "bugs": config.sim.bugs,
-                    "latency_ms": config.sim.latency.as_millis() as u64,
-                    "seed": config.sim.seed.unwrap_or(seed),
-                })
-            }),
+            sim: device.settings.clone(),
         },
         plugins: Vec::new(),
         started_at: rfc3339(started_at),
         ended_at: None,
         rerun: rerun.clone(),
     };
-    let plugin_specs: Vec<PluginSpec> = config
-        .plugins
-        .iter()
-        .map(|choice| PluginSpec {
-            path: choice.path.clone(),
-            name: choice.name.clone(),
-            config: choice.config.clone(),
-        })
-        .collect();
     let load_options = LoadOptions {
         on_error: config.on_plugin_error,
         ..LoadOptions::default()
     };
-    // Plugin calls block (WASI runs its own executor): keep them off the async workers.
-    let mut plugins =
-        match tokio::task::block_in_place(|| PluginSet::load(&plugin_specs, run_dir.path(), &load_options)) {
-            Ok(plugins) => plugins,
-            Err(error) => {
-                // Nothing ran: leave no half-made run directory behind.
-                let _ = std::fs::remove_dir_all(run_dir.path());
-                return Err(exit::usage(error));
-            }
-        };
+    let mut plugins = match blocking(|| PluginSet::load(&config.plugins, run_dir.path(), &load_options)) {
+        Ok(plugins) => plugins,
+        Err(error) => {
+            // Nothing ran: leave no half-made run directory behind.
+            let _ = std::fs::remove_dir_all(run_dir.path());
+            return Err(error.into());
+        }
+    };
     meta.plugins = plugins.plugins_meta();
     run_dir.write_meta(&meta)?;
-    tokio::task::block_in_place(|| plugins.sink_run_start(&meta)).map_err(exit::usage)?;
+    blocking(|| plugins.sink_run_start(&meta))?;
 
+    let Connected { driver, agent, .. } = &device;
     let mut session = Session {
         config: &config,
         driver: driver.as_ref(),
@@ -164,27 +183,25 @@ pub async fn execute(config: RunConfig, interrupted: Arc<AtomicBool>) -> anyhow:
         spec: &mut spec,
         verifier: &mut verifier,
         run_dir: &mut run_dir,
+        plugins: &mut plugins,
         counts: Counts::default(),
         device_start_ms: 0,
         last_log_ms: 0,
         last_action: None,
         previous_dispatch_us: 0,
-        progress: progress_bar(&config),
         violated: 0,
-        plugins: &mut plugins,
+        last_recorded: None,
     };
-    let (steps, stop, error) = session.drive(started_wall, &interrupted).await;
-    let counts = session.counts.clone();
-    session.progress.finish_and_clear();
+    let (steps, stop, error) = session.drive(started_wall, &interrupted, &mut on_step).await;
+    let mut counts = session.counts.clone();
+    let last_recorded = session.last_recorded;
 
     let properties = verifier.summaries();
-    let mut counts = counts;
     count_verdicts(&properties, &mut counts);
-    let status = match stop {
-        Stop::DeviceLost => Status::Infrastructure,
-        Stop::SpecError | Stop::PluginError => Status::Usage,
-        _ if verifier.fails_run(config.strict) => Status::Violated,
-        _ => Status::Ok,
+    let status = match &error {
+        Some(error) => error.exit_status(),
+        None if verifier.fails_run(config.strict) => ExitStatus::Violated,
+        None => ExitStatus::Ok,
     };
     let summary = Summary {
         steps: steps.count,
@@ -197,51 +214,47 @@ pub async fn execute(config: RunConfig, interrupted: Arc<AtomicBool>) -> anyhow:
         run_dir: run_dir.path().display().to_string(),
         rerun,
     };
-    run_dir.write_summary(&summary)?;
-    let sink_error = tokio::task::block_in_place(|| plugins.sink_run_end(&summary)).err();
+    // What the run found is in `summary` whatever happens to the disk from here on:
+    // a failure of the trace itself makes the trace incomplete, any other is the run's.
+    let (mut trace_error, run_error) = match stop {
+        Stop::TraceError => (error, None),
+        _ => (None, error),
+    };
+    if trace_error.is_none()
+        && let Err(error) = run_dir.write_summary(&summary)
+    {
+        trace_error = Some(error.into());
+    }
+    let sink_error = blocking(|| plugins.sink_run_end(&summary)).err();
     meta.plugins = plugins.plugins_meta();
     meta.ended_at = Some(rfc3339(time::OffsetDateTime::now_utc()));
-    run_dir.write_meta(&meta)?;
-    let error = error.or(sink_error.map(exit::usage));
-    if let Some(sim) = sim {
-        // The run is recorded; a simulator that fails to stop cleanly changes nothing.
-        let _ = sim.shutdown().await;
+    if trace_error.is_none()
+        && let Err(error) = run_dir.write_meta(&meta)
+    {
+        trace_error = Some(error.into());
     }
+    // The run is recorded; a device that fails to stop cleanly changes nothing.
+    let _ = device.stop().await;
+    let status = match &trace_error {
+        Some(error) => error.exit_status(),
+        None => status,
+    };
+    let mut summary = summary;
+    summary.exit_code = status as u8;
     Ok(Outcome {
         summary,
         status,
-        error,
+        error: run_error.or(sink_error.map(Error::from)),
+        trace_incomplete: trace_error.map(|error| TraceIncomplete {
+            last_step: last_recorded,
+            error,
+        }),
     })
 }
 
-async fn connect_device(
-    config: &RunConfig,
-    seed: u64,
-    agent_socket: PathBuf,
-) -> anyhow::Result<(Box<dyn Driver>, Option<SimHandle>)> {
-    match &config.device {
-        DeviceChoice::Sim => {
-            let sim_config = SimConfig {
-                bugs: uatu_sim::Bugs::parse(&config.sim.bugs).map_err(exit::usage)?,
-                latency: config.sim.latency,
-                seed: config.sim.seed.unwrap_or(seed),
-                ..SimConfig::default()
-            };
-            let handle = Simulator::start(sim_config, "127.0.0.1:0".parse()?, Some(agent_socket))
-                .await
-                .map_err(exit::infrastructure)?;
-            let driver = GrpcDriver::connect(&handle.addr().to_string(), CallTimeouts::default())
-                .await
-                .map_err(exit::infrastructure)?;
-            Ok((Box::new(driver), Some(handle)))
-        }
-        DeviceChoice::Sidecar(addr) => {
-            let driver = GrpcDriver::connect(addr, CallTimeouts::default())
-                .await
-                .map_err(exit::infrastructure)?;
-            Ok((Box::new(driver), None))
-        }
-    }
+/// Runs a call into Wasm (the spec, a plugin) off the async workers: both block.
+fn blocking<R>(call: impl FnOnce() -> R) -> R {
+    tokio::task::block_in_place(call)
 }
 
 struct Steps {
@@ -249,14 +262,68 @@ struct Steps {
     last_time: u64,
 }
 
+/// What the device showed at the start of a step.
+struct Observation {
+    time: u64,
+    state: State,
+    screenshot: Option<Screenshot>,
+    screenshot_path: Option<String>,
+}
+
+/// What a step decided while the app was paused.
+struct Decision {
+    action: Option<ResolvedAction>,
+}
+
+/// Why a step could not finish.
+enum StepFailure {
+    Device(Error),
+    Spec(Error),
+    Plugin(Error),
+    Trace(Error),
+}
+
+impl StepFailure {
+    fn stop(&self) -> Stop {
+        match self {
+            StepFailure::Device(_) => Stop::DeviceLost,
+            StepFailure::Spec(_) => Stop::SpecError,
+            StepFailure::Plugin(_) => Stop::PluginError,
+            StepFailure::Trace(_) => Stop::TraceError,
+        }
+    }
+
+    fn into_error(self) -> Error {
+        match self {
+            StepFailure::Device(error)
+            | StepFailure::Spec(error)
+            | StepFailure::Plugin(error)
+            | StepFailure::Trace(error) => error,
+        }
+    }
+
+    fn device(error: impl Into<Error>) -> StepFailure {
+        StepFailure::Device(error.into())
+    }
+
+    fn plugin(error: crate::plugin::PluginError) -> StepFailure {
+        StepFailure::Plugin(error.into())
+    }
+
+    fn trace(error: crate::trace::TraceError) -> StepFailure {
+        StepFailure::Trace(error.into())
+    }
+}
+
 struct Session<'a> {
     config: &'a RunConfig,
     driver: &'a dyn Driver,
-    agent: AgentListener,
+    agent: &'a AgentListener,
     rng: ChaCha8Rng,
     spec: &'a mut SpecInstance,
     verifier: &'a mut Verifier,
     run_dir: &'a mut RunDir,
+    plugins: &'a mut PluginSet,
     counts: Counts,
     device_start_ms: u64,
     last_log_ms: u64,
@@ -264,10 +331,10 @@ struct Session<'a> {
     /// A step's record is written before its action is dispatched, so the dispatch time
     /// lands in the next step's record.
     previous_dispatch_us: u64,
-    progress: indicatif::ProgressBar,
     /// Properties violated so far, for the progress line.
     violated: usize,
-    plugins: &'a mut PluginSet,
+    /// The last step `trace.jsonl` holds.
+    last_recorded: Option<u64>,
 }
 
 impl Session<'_> {
@@ -275,7 +342,8 @@ impl Session<'_> {
         &mut self,
         started: Instant,
         interrupted: &AtomicBool,
-    ) -> (Steps, Stop, Option<anyhow::Error>) {
+        on_step: &mut impl FnMut(&Progress),
+    ) -> (Steps, Stop, Option<Error>) {
         let mut steps = Steps {
             count: 0,
             last_time: 0,
@@ -284,77 +352,114 @@ impl Session<'_> {
             return (steps, Stop::DeviceLost, Some(error));
         }
         loop {
-            let stop = if interrupted.load(Ordering::SeqCst) {
-                Some(Stop::Interrupted)
-            } else if self.config.max_steps.is_some_and(|max| steps.count >= max) {
-                Some(Stop::MaxSteps)
-            } else if self
-                .config
-                .duration
-                .is_some_and(|limit| started.elapsed() >= limit)
-            {
-                Some(Stop::Duration)
-            } else if self.config.exit_on_violation && self.verifier.any_violated() {
-                Some(Stop::Violation)
-            } else {
-                None
-            };
-            if let Some(stop) = stop {
+            if let Some(stop) = self.limit_reached(steps.count, started, interrupted) {
                 return (steps, stop, None);
             }
             match self.step(steps.count).await {
-                Ok(time) => {
+                Ok((time, screen)) => {
                     steps.last_time = time;
                     steps.count += 1;
-                    self.progress.set_position(steps.count);
+                    on_step(&Progress {
+                        steps: steps.count,
+                        screen,
+                        violated: self.violated,
+                    });
                 }
-                Err(StepFailure::DeviceLost(error)) => {
-                    steps.count += 1;
-                    return (steps, Stop::DeviceLost, Some(error));
+                Err(failure) => {
+                    // The failed step counts, unless it is the one the trace could not take.
+                    if !matches!(failure, StepFailure::Trace(_)) {
+                        steps.count += 1;
+                    }
+                    return (steps, failure.stop(), Some(failure.into_error()));
                 }
-                Err(StepFailure::Spec(error)) => {
-                    steps.count += 1;
-                    return (steps, Stop::SpecError, Some(error));
-                }
-                Err(StepFailure::Plugin(error)) => {
-                    steps.count += 1;
-                    return (steps, Stop::PluginError, Some(error));
-                }
-                Err(StepFailure::Trace(error)) => return (steps, Stop::DeviceLost, Some(error)),
             }
         }
     }
 
-    async fn launch(&mut self, clear_state: bool) -> anyhow::Result<()> {
+    fn limit_reached(&self, steps: u64, started: Instant, interrupted: &AtomicBool) -> Option<Stop> {
+        if interrupted.load(Ordering::SeqCst) {
+            Some(Stop::Interrupted)
+        } else if self.config.max_steps.is_some_and(|max| steps >= max) {
+            Some(Stop::MaxSteps)
+        } else if self
+            .config
+            .duration
+            .is_some_and(|limit| started.elapsed() >= limit)
+        {
+            Some(Stop::Duration)
+        } else if self.config.exit_on_violation && self.verifier.any_violated() {
+            Some(Stop::Violation)
+        } else {
+            None
+        }
+    }
+
+    async fn launch(&mut self, clear_state: bool) -> Result<(), Error> {
         let device_time = self
             .driver
             .launch(&self.config.bundle_id, clear_state, None)
-            .await
-            .map_err(exit::infrastructure)?;
+            .await?;
         if clear_state {
             self.device_start_ms = device_time;
             self.last_log_ms = device_time;
         }
-        self.agent
-            .wait_for_app(APP_CONNECT_TIMEOUT)
-            .await
-            .map_err(exit::infrastructure)?;
+        self.agent.wait_for_app(APP_CONNECT_TIMEOUT).await?;
         Ok(())
     }
 
-    /// One step; returns its time.
-    async fn step(&mut self, index: u64) -> Result<u64, StepFailure> {
+    /// One step; returns its time and the screen it saw.
+    async fn step(&mut self, index: u64) -> Result<(u64, String), StepFailure> {
         let mut events = Vec::new();
         let mut metrics = StepMetrics {
             dispatch_us: self.previous_dispatch_us,
             ..StepMetrics::default()
         };
+        let observed = self.capture(index, &mut events, &mut metrics).await?;
+        let time = observed.time;
+
+        let agent_started = Instant::now();
+        let app_state = match self.agent.pause(PAUSE_TIMEOUT).await {
+            Ok(app_state) => app_state,
+            Err(error) => {
+                let screen = screen_name(&observed.state);
+                self.app_gone(index, observed, error, events, metrics).await?;
+                return Ok((time, screen));
+            }
+        };
+        metrics.agent_us = agent_started.elapsed().as_micros() as u64;
+
+        let (decided, screen) = self.while_paused(index, observed, app_state, events, metrics).await;
+        let action = decided?.action;
+
+        let dispatch_started = Instant::now();
+        match &action {
+            Some(action) => self.dispatch(action).await.map_err(StepFailure::device)?,
+            None => {
+                self.counts.no_action_steps += 1;
+                self.driver
+                    .sleep(NO_ACTION_WAIT)
+                    .await
+                    .map_err(StepFailure::device)?;
+            }
+        }
+        self.previous_dispatch_us = dispatch_started.elapsed().as_micros() as u64;
+        self.last_action = action;
+        Ok((time, screen))
+    }
+
+    /// Capture: wait for idle, then read the hierarchy, a screenshot, the logs and
+    /// the device's metrics together. A timeout is retried once; a missing
+    /// screenshot or log read is recorded and the step goes on.
+    async fn capture(
+        &mut self,
+        index: u64,
+        events: &mut Vec<Event>,
+        metrics: &mut StepMetrics,
+    ) -> Result<Observation, StepFailure> {
         let capture_started = Instant::now();
-        let idle = retry_once(&mut events, "WaitForIdle", || {
-            self.driver.wait_for_idle(IDLE_TIMEOUT)
-        })
-        .await
-        .map_err(StepFailure::device)?;
+        let idle = retry_once(events, "WaitForIdle", || self.driver.wait_for_idle(IDLE_TIMEOUT))
+            .await
+            .map_err(StepFailure::device)?;
         let time = idle.device_time_ms.saturating_sub(self.device_start_ms);
         let (hierarchy, screenshot, logs, device_metrics) = tokio::join!(
             self.driver.hierarchy(),
@@ -370,11 +475,11 @@ impl Session<'_> {
         );
         let hierarchy = match hierarchy {
             Ok(hierarchy) => hierarchy,
-            Err(_) => retry_once(&mut events, "Hierarchy", || self.driver.hierarchy())
+            Err(_) => retry_once(events, "Hierarchy", || self.driver.hierarchy())
                 .await
                 .map_err(StepFailure::device)?,
         };
-        let mut logs = logs.unwrap_or_else(|error| {
+        let logs = logs.unwrap_or_else(|error| {
             events.push(Event::DeviceRetry {
                 call: "RecentLogs".into(),
                 error: error.to_string(),
@@ -409,84 +514,147 @@ impl Session<'_> {
             None => (None, None),
         };
         metrics.capture_us = capture_started.elapsed().as_micros() as u64;
-
-        let agent_started = Instant::now();
-        let app_state = match self.agent.pause(PAUSE_TIMEOUT).await {
-            Ok(app_state) => app_state,
-            Err(error) => {
-                // The app is gone (crash, process death): record the step as
-                // observed, bring the app back, and go on.
-                let mut state = State {
-                    step: index,
-                    time,
-                    screen: hierarchy.screen,
-                    hierarchy: hierarchy.root,
-                    logs,
-                    // Kept for the next step too: it is what led to the crash.
-                    last_action: self.last_action.clone(),
-                    ..State::default()
-                };
-                state.snapshots = Default::default();
-                events.push(Event::AppDisconnected {
-                    reason: error.to_string(),
-                });
-                self.counts.app_crashes += 1;
-                self.launch(false).await.map_err(StepFailure::DeviceLost)?;
-                events.push(Event::AppRelaunched);
-                let record = StepRecord {
-                    step: index,
-                    time,
-                    state,
-                    evaluated: false,
-                    screenshot: screenshot_path,
-                    extractors: Default::default(),
-                    properties: BTreeMap::new(),
-                    candidates: 0,
-                    action: None,
-                    events,
-                    metrics,
-                };
-                let line = self.run_dir.append_step(&record).map_err(StepFailure::trace)?;
-                let plugins = &mut *self.plugins;
-                tokio::task::block_in_place(|| plugins.sink_step(&record, line))
-                    .map_err(|error| StepFailure::Plugin(exit::usage(error)))?;
-                return Ok(time);
-            }
-        };
-        metrics.agent_us = agent_started.elapsed().as_micros() as u64;
-        logs.extend(app_state.logs);
-        let mut state = State {
-            step: index,
+        Ok(Observation {
             time,
-            screen: hierarchy.screen,
-            hierarchy: hierarchy.root,
-            snapshots: app_state.snapshots,
-            logs,
-            exceptions: app_state.exceptions,
-            coverage: app_state.coverage,
-            last_action: self.last_action.take(),
+            state: State {
+                step: index,
+                time,
+                screen: hierarchy.screen,
+                hierarchy: hierarchy.root,
+                logs,
+                ..State::default()
+            },
+            screenshot,
+            screenshot_path,
+        })
+    }
+
+    /// The app did not answer PAUSE (a crash, process death): record the step as
+    /// observed, bring the app back, and go on.
+    async fn app_gone(
+        &mut self,
+        index: u64,
+        observed: Observation,
+        error: uatu_device::agent::AgentError,
+        mut events: Vec<Event>,
+        metrics: StepMetrics,
+    ) -> Result<(), StepFailure> {
+        let mut state = observed.state;
+        // Kept for the next step too: it is what led to the crash.
+        state.last_action = self.last_action.clone();
+        events.push(Event::AppDisconnected {
+            reason: error.to_string(),
+        });
+        self.counts.app_crashes += 1;
+        self.launch(false).await.map_err(StepFailure::Device)?;
+        events.push(Event::AppRelaunched);
+        let record = StepRecord {
+            step: index,
+            time: observed.time,
+            state,
+            evaluated: false,
+            screenshot: observed.screenshot_path,
+            extractors: Default::default(),
+            properties: BTreeMap::new(),
+            candidates: 0,
+            action: None,
+            events,
+            metrics,
         };
+        blocking(|| self.record(&record))
+    }
+
+    /// The phases that run while the app is paused: evaluate, choose, record.
+    /// The app is resumed on every way out, the errors included.
+    async fn while_paused(
+        &mut self,
+        index: u64,
+        observed: Observation,
+        app_state: AgentState,
+        mut events: Vec<Event>,
+        mut metrics: StepMetrics,
+    ) -> (Result<Decision, StepFailure>, String) {
+        let Observation {
+            time,
+            mut state,
+            screenshot,
+            screenshot_path,
+        } = observed;
+        state.logs.extend(app_state.logs);
+        state.snapshots = app_state.snapshots;
+        state.exceptions = app_state.exceptions;
+        state.coverage = app_state.coverage;
+        state.last_action = self.last_action.take();
+        let screen = screen_name(&state);
+        let decided = blocking(|| {
+            let spec_step = self.evaluate(&mut state, screenshot.as_ref(), &mut events, &mut metrics)?;
+            let plugins_started = Instant::now();
+            let action = self.choose(&spec_step.candidates, &state, &mut events)?;
+            metrics.plugins_us += plugins_started.elapsed().as_micros() as u64;
+            let record = StepRecord {
+                step: index,
+                time,
+                state,
+                evaluated: true,
+                screenshot: screenshot_path,
+                extractors: spec_step.extractors,
+                properties: spec_step.properties,
+                candidates: spec_step.candidates.len(),
+                action: action.clone(),
+                events,
+                metrics,
+            };
+            // Record before resuming: whatever happens next, this step is kept.
+            self.record(&record)?;
+            Ok(Decision { action })
+        });
+        let _ = self.agent.resume().await;
+        (decided, screen)
+    }
+
+    /// Evaluate: extractor plugins add their values, the spec reads the state,
+    /// and every property progresses over the predicates' results.
+    fn evaluate(
+        &mut self,
+        state: &mut State,
+        screenshot: Option<&Screenshot>,
+        events: &mut Vec<Event>,
+        metrics: &mut StepMetrics,
+    ) -> Result<Evaluated, StepFailure> {
         let plugins_started = Instant::now();
-        let plugins = &mut *self.plugins;
-        let extracted = tokio::task::block_in_place(|| plugins.extract(&state, screenshot.as_ref()));
-        match extracted {
-            Ok(values) => state.snapshots.extend(values),
-            Err(error) => {
-                let _ = self.agent.resume().await;
-                return Err(StepFailure::Plugin(exit::usage(error)));
-            }
-        }
+        let values = self
+            .plugins
+            .extract(state, screenshot)
+            .map_err(StepFailure::plugin)?;
+        state.snapshots.extend(values);
         metrics.plugins_us = plugins_started.elapsed().as_micros() as u64;
 
         let spec_started = Instant::now();
-        let spec_step = match self.spec.step(&state) {
-            Ok(step) => step,
-            Err(error) => {
-                let _ = self.agent.resume().await;
-                return Err(StepFailure::Spec(exit::usage(error)));
-            }
-        };
+        let spec_step = self
+            .spec
+            .step(state)
+            .map_err(|error| StepFailure::Spec(error.into()))?;
         metrics.spec_us = spec_started.elapsed().as_micros() as u64;
+        self.record_spec_errors(&spec_step, events);
+
+        let ltl_started = Instant::now();
+        let predicates = predicate_values(&spec_step);
+        let (properties, violations) =
+            self.verifier
+                .step(state.step, state.time, &predicates, state.last_action.as_ref());
+        metrics.ltl_us = ltl_started.elapsed().as_micros() as u64;
+        self.violated += violations.len();
+        events.extend(violations);
+        Ok(Evaluated {
+            extractors: spec_step.extractors,
+            candidates: spec_step.candidates,
+            properties,
+        })
+    }
+
+    /// The spec's own errors (a generator, an extractor or a predicate that threw)
+    /// are events of the step, not the end of the run.
+    fn record_spec_errors(&mut self, spec_step: &SpecStep, events: &mut Vec<Event>) {
         for error in &spec_step.generator_errors {
             self.counts.spec_errors += 1;
             let path = Candidate {
@@ -508,89 +676,29 @@ impl Session<'_> {
                 stack: error.stack.clone(),
             });
         }
-        let predicates: Vec<PredicateValue> = spec_step.predicates.iter().map(predicate_value).collect();
-        for (id, value) in predicates.iter().enumerate() {
-            if let Err(error) = value {
+        for (id, value) in spec_step.predicates.iter().enumerate() {
+            if let crate::spec::PredicateValue::Error { error } = value {
                 self.counts.spec_errors += 1;
                 events.push(Event::PredicateError {
                     predicate: id as u32,
                     location: error.location.clone().unwrap_or_default(),
                     message: error.message.clone(),
-                    stack: error.stack.clone().unwrap_or_default(),
+                    stack: error.stack.clone(),
                 });
             }
         }
-
-        let ltl_started = Instant::now();
-        let (properties, violations) =
-            self.verifier
-                .step(index, time, &predicates, state.last_action.as_ref());
-        metrics.ltl_us = ltl_started.elapsed().as_micros() as u64;
-        self.violated += violations.len();
-        self.progress.set_message(format!(
-            "screen {} · {} violated",
-            screen_name(&state),
-            self.violated
-        ));
-        events.extend(violations);
-
-        let plugins_started = Instant::now();
-        let action = match self.choose(&spec_step.candidates, &state, &mut events) {
-            Ok(action) => action,
-            Err(error) => {
-                let _ = self.agent.resume().await;
-                return Err(StepFailure::Plugin(exit::usage(error)));
-            }
-        };
-        metrics.plugins_us += plugins_started.elapsed().as_micros() as u64;
-        let record = StepRecord {
-            step: index,
-            time,
-            state,
-            evaluated: true,
-            screenshot: screenshot_path,
-            extractors: spec_step.extractors,
-            properties,
-            candidates: spec_step.candidates.len(),
-            action: action.clone(),
-            events,
-            metrics,
-        };
-        // Record before resuming: whatever happens next, this step is kept.
-        let line = self.run_dir.append_step(&record).map_err(StepFailure::trace)?;
-        let plugins = &mut *self.plugins;
-        if let Err(error) = tokio::task::block_in_place(|| plugins.sink_step(&record, line)) {
-            let _ = self.agent.resume().await;
-            return Err(StepFailure::Plugin(exit::usage(error)));
-        }
-
-        let dispatch_started = Instant::now();
-        let _ = self.agent.resume().await;
-        if let Some(action) = &action {
-            self.dispatch(action).await.map_err(StepFailure::device)?;
-        } else {
-            self.counts.no_action_steps += 1;
-            self.driver
-                .sleep(Duration::from_millis(250))
-                .await
-                .map_err(StepFailure::device)?;
-        }
-        self.previous_dispatch_us = dispatch_started.elapsed().as_micros() as u64;
-        self.last_action = action;
-        Ok(time)
     }
 
-    /// Draws a candidate with the built-in strategy; one whose target is not
-    /// on screen is dropped and the draw repeated among the rest.
+    /// Choose: the strategy plugin's choice, else a weighted draw; a candidate
+    /// whose target is not on screen is dropped and the draw repeated among the rest.
     fn choose(
         &mut self,
         candidates: &[Candidate],
         state: &State,
         events: &mut Vec<Event>,
-    ) -> Result<Option<ResolvedAction>, crate::plugin::PluginError> {
+    ) -> Result<Option<ResolvedAction>, StepFailure> {
         let mut remaining: Vec<Candidate> = candidates.to_vec();
-        let plugins = &mut *self.plugins;
-        let plugin_choice = tokio::task::block_in_place(|| plugins.strategy_choose(state, candidates));
+        let plugin_choice = self.plugins.strategy_choose(state, candidates);
         for event in self.plugins.take_events() {
             events.push(match event {
                 PluginEvent::Note { plugin, message, .. } => Event::Plugin { plugin, message },
@@ -601,7 +709,7 @@ impl Session<'_> {
             });
         }
         // A strategy's choice whose target is not on screen falls back to the built-in draw.
-        if let Some(index) = plugin_choice? {
+        if let Some(index) = plugin_choice.map_err(StepFailure::plugin)? {
             let candidate = remaining.swap_remove(index);
             if let Ok(resolved) = resolve_action(&candidate.action, candidate.path_label(), &state.hierarchy)
             {
@@ -619,13 +727,23 @@ impl Session<'_> {
         Ok(None)
     }
 
-    async fn dispatch(&self, action: &ResolvedAction) -> anyhow::Result<()> {
+    /// Record: one line of `trace.jsonl`, then every sink.
+    fn record(&mut self, record: &StepRecord) -> Result<(), StepFailure> {
+        let line = self.run_dir.append_step(record).map_err(StepFailure::trace)?;
+        self.last_recorded = Some(record.step);
+        self.plugins
+            .sink_step(record, line)
+            .map_err(StepFailure::plugin)
+    }
+
+    /// Dispatch: the chosen action through the device's real input.
+    async fn dispatch(&self, action: &ResolvedAction) -> Result<(), DeviceError> {
         let driver = self.driver;
         let outcome = match (&action.action, action.point) {
             (Action::Tap { .. }, Some(point)) => driver.tap(point).await,
             (Action::InputText { text, .. }, point) => {
                 if let Some(point) = point {
-                    driver.tap(point).await.map_err(exit::infrastructure)?;
+                    driver.tap(point).await?;
                 }
                 driver.input_text(text).await
             }
@@ -645,25 +763,15 @@ impl Session<'_> {
             }
             (_, None) => return Ok(()),
         };
-        outcome.map(|_| ()).map_err(exit::infrastructure)
+        outcome.map(|_| ())
     }
 }
 
-enum StepFailure {
-    DeviceLost(anyhow::Error),
-    Spec(anyhow::Error),
-    Plugin(anyhow::Error),
-    Trace(anyhow::Error),
-}
-
-impl StepFailure {
-    fn device(error: impl Into<anyhow::Error>) -> StepFailure {
-        StepFailure::DeviceLost(exit::infrastructure(error))
-    }
-
-    fn trace(error: crate::trace::TraceError) -> StepFailure {
-        StepFailure::Trace(exit::infrastructure(error))
-    }
+/// What [`Session::evaluate`] hands on to choosing and recording.
+struct Evaluated {
+    extractors: serde_json::Map<String, serde_json::Value>,
+    candidates: Vec<Candidate>,
+    properties: BTreeMap<String, crate::trace::PropertyStep>,
 }
 
 /// Calls `call`; a timeout is recorded and retried once.
@@ -690,24 +798,6 @@ where
         }
         Err(error) => Err(error),
     }
-}
-
-fn progress_bar(config: &RunConfig) -> indicatif::ProgressBar {
-    let bar = match config.max_steps {
-        Some(max) => indicatif::ProgressBar::new(max),
-        None => indicatif::ProgressBar::no_length(),
-    };
-    if config.json {
-        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-    }
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(match config.max_steps {
-            Some(_) => "{spinner} step {pos}/{len} [{elapsed}] {msg}",
-            None => "{spinner} step {pos} [{elapsed}] {msg}",
-        })
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    bar
 }
 
 /// What the progress line calls the current screen: the app's `route`
@@ -739,11 +829,7 @@ pub fn rerun_command(config: &RunConfig, seed: u64) -> String {
         config.spec.display().to_string(),
     ];
     command.extend(["--seed".into(), seed.to_string()]);
-    command.extend(["--device".into(), config.device.describe()]);
-    if config.device == DeviceChoice::Sim {
-        command.extend(["--sim-bugs".into(), config.sim.bugs.clone()]);
-        command.extend(["--sim-seed".into(), config.sim.seed.unwrap_or(seed).to_string()]);
-    }
+    command.extend(config.device.rerun_flags(seed));
     if let Some(max) = config.max_steps {
         command.extend(["--max-steps".into(), max.to_string()]);
     }
@@ -754,37 +840,6 @@ pub fn rerun_command(config: &RunConfig, seed: u64) -> String {
         command.push("--strict".into());
     }
     command.join(" ")
-}
-
-/// The spec's properties as LTL formulas; a formula the host cannot read is a spec error.
-pub(crate) fn properties_of(
-    spec: &std::path::Path,
-    properties: &[(String, serde_json::Value)],
-) -> anyhow::Result<Vec<(String, Formula)>> {
-    properties
-        .iter()
-        .map(|(name, formula)| {
-            serde_json::from_value(formula.clone())
-                .map(|formula| (name.clone(), formula))
-                .map_err(|e| {
-                    exit::usage(anyhow::anyhow!(
-                        "spec {}: property `{name}` is not a formula: {e}",
-                        spec.display()
-                    ))
-                })
-        })
-        .collect()
-}
-
-pub(crate) fn predicate_value(value: &crate::spec::PredicateValue) -> PredicateValue {
-    match value {
-        crate::spec::PredicateValue::Value(holds) => Ok(*holds),
-        crate::spec::PredicateValue::Error { error } => Err(PredicateError {
-            message: error.message.clone(),
-            stack: Some(error.stack.clone()).filter(|s| !s.is_empty()),
-            location: error.location.clone(),
-        }),
-    }
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {

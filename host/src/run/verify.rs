@@ -2,9 +2,12 @@
 //! `uatu check` so that both reach the same verdicts from the same states.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
+use crate::Error;
 use crate::action::ResolvedAction;
-use crate::ltl::{Formula, PredicateValue, PropertySet, StepInput, Verdict};
+use crate::ltl::{Formula, PredicateError, PredicateValue, PropertySet, StepInput, Verdict};
+use crate::spec::SpecStep;
 use crate::trace::{Counts, Event, PropertyStep, PropertySummary};
 
 /// The properties of one run, with the first step each was violated at.
@@ -15,11 +18,30 @@ pub struct Verifier {
 }
 
 impl Verifier {
+    /// A verifier of `properties`, each a name and its formula.
     pub fn new(properties: impl IntoIterator<Item = (String, Formula)>) -> Verifier {
         Verifier {
             properties: PropertySet::new(properties),
             led_by: BTreeMap::new(),
         }
+    }
+
+    /// A verifier of the properties a loaded spec declared; one the host cannot
+    /// read as a formula is a spec error naming the property.
+    pub fn for_spec(spec: &Path, properties: &[(String, serde_json::Value)]) -> Result<Verifier, Error> {
+        let formulas = properties
+            .iter()
+            .map(|(name, formula)| {
+                serde_json::from_value(formula.clone())
+                    .map(|formula| (name.clone(), formula))
+                    .map_err(|source| Error::Property {
+                        spec: spec.display().to_string(),
+                        property: name.clone(),
+                        source,
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Verifier::new(formulas))
     }
 
     /// Progresses every property over one evaluated step. `last_action` is the
@@ -115,6 +137,22 @@ impl Verifier {
     }
 }
 
+/// The spec's predicate results as the LTL engine reads them; a predicate that threw
+/// is an error carrying its message, stack and source location.
+pub fn predicate_values(step: &SpecStep) -> Vec<PredicateValue> {
+    step.predicates
+        .iter()
+        .map(|value| match value {
+            crate::spec::PredicateValue::Value(holds) => Ok(*holds),
+            crate::spec::PredicateValue::Error { error } => Err(PredicateError {
+                message: error.message.clone(),
+                stack: Some(error.stack.clone()).filter(|s| !s.is_empty()),
+                location: error.location.clone(),
+            }),
+        })
+        .collect()
+}
+
 /// Verdict counts of `summaries`, to fill into [`Counts`].
 pub fn count_verdicts(summaries: &[PropertySummary], counts: &mut Counts) {
     for summary in summaries {
@@ -130,7 +168,6 @@ pub fn count_verdicts(summaries: &[PropertySummary], counts: &mut Counts) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ltl::PredicateError;
 
     #[test]
     fn a_violation_is_reported_once_with_the_action_that_led_to_it() {

@@ -81,7 +81,7 @@ fn library_dir(work: &Path) -> Result<PathBuf, BundleError> {
     }
     for (name, text) in LIBRARY {
         let path = dir.join(name);
-        super::module::write_atomically(&path, text.as_bytes())
+        crate::wasm::write_atomically(&path, text.as_bytes())
             .map_err(|e| BundleError::Io(format!("writing {}: {e}", path.display())))?;
     }
     Ok(dir)
@@ -96,7 +96,7 @@ pub fn bundle(spec: &Path, shown: &str) -> Result<Bundle, BundleError> {
         .prefix("uatu-build-")
         .tempdir()
         .map_err(|e| BundleError::Io(format!("creating a temporary directory: {e}")))?;
-    let library = match super::provider::cache_dir() {
+    let library = match crate::wasm::cache_dir() {
         Some(cache) => library_dir(&cache.join("lib")).or_else(|_| library_dir(work.path()))?,
         None => library_dir(work.path())?,
     };

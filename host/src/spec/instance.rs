@@ -14,7 +14,7 @@ use super::query::{self, QueryKind};
 use super::sourcemap::SourceMap;
 use crate::action::{Action, Candidate, PathStep};
 use uatu_device::model::Node;
-use crate::sandbox::{FixedClock, MemoryCap};
+use crate::wasm::{self, FixedClock, MemoryCap};
 use crate::state::State;
 
 /// What a spec instance may use.
@@ -297,8 +297,8 @@ impl SpecInstance {
             spec: spec.to_string(),
             message,
         };
-        let engine = provider::engine().map_err(|e| setup(format!("{e:#}")))?;
-        let module = provider::module().map_err(|e| setup(format!("{e:#}")))?;
+        let engine = wasm::engine().map_err(|e| setup(e.to_string()))?;
+        let module = provider::module().map_err(|e| setup(e.to_string()))?;
         // No preopens, arguments, environment or inherited stdio; fixed clocks and
         // randomness, so nothing outside the state can reach the spec.
         let wasi = wasmtime_wasi::WasiCtxBuilder::new()
@@ -317,7 +317,7 @@ impl SpecInstance {
         };
         let mut store = Store::new(engine, host);
         store.limiter(|host| &mut host.limiter);
-        store.set_epoch_deadline(ticks(limits.deadline));
+        store.set_epoch_deadline(wasm::deadline_ticks(limits.deadline));
         store.epoch_deadline_trap();
         let mut linker: Linker<Host> = Linker::new(engine);
         wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |host| &mut host.wasi)
@@ -588,7 +588,7 @@ impl SpecInstance {
                 "the spec instance is unusable after an earlier failure".into(),
             ));
         }
-        self.store.set_epoch_deadline(ticks(self.limits.deadline));
+        self.store.set_epoch_deadline(wasm::deadline_ticks(self.limits.deadline));
         let outcome = exchange(&mut self.store, self.memory, &self.input, input, f);
         let memory_hit = std::mem::take(&mut self.store.data_mut().limiter.exceeded);
         let phase = match (&outcome, memory_hit, &phase) {
@@ -637,7 +637,7 @@ impl SpecInstance {
     /// What the runtime was running when a call failed, e.g. `extractor route (spec.ts:3:15)`.
     fn doing(&mut self) -> Option<String> {
         let func = self.doing.clone()?;
-        self.store.set_epoch_deadline(ticks(Duration::from_millis(100)));
+        self.store.set_epoch_deadline(wasm::deadline_ticks(Duration::from_millis(100)));
         let code = func.call(&mut self.store, ()).ok()?;
         let description = self.description.as_ref()?;
         let index = (code % 1_000_000) as usize;
@@ -749,8 +749,4 @@ fn read_memory(caller: &mut Caller<'_, Host>, ptr: u32, len: u32) -> Option<Vec<
     let mut bytes = vec![0u8; len as usize];
     memory.read(&caller, ptr as usize, &mut bytes).ok()?;
     Some(bytes)
-}
-
-fn ticks(deadline: Duration) -> u64 {
-    (deadline.as_micros() / provider::EPOCH_TICK.as_micros()).max(1) as u64 + 1
 }

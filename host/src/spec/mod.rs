@@ -14,7 +14,6 @@ pub mod sourcemap;
 
 use std::path::Path;
 
-use anyhow::Context as _;
 use sha2::{Digest, Sha256};
 
 pub use bundle::{BundleError, esbuild};
@@ -22,10 +21,7 @@ pub use instance::{
     ExtractorError, GeneratorError, JsError, Phase, PredicateValue, SpecDescription, SpecError, SpecInstance,
     SpecLimits, SpecStep,
 };
-pub use module::{ModuleError, SPEC_ABI, SpecModule, write_atomically};
-
-use crate::cli::BuildArgs;
-use crate::exit::Status;
+pub use module::{ModuleError, SPEC_ABI, SpecModule};
 
 /// The name the bundle has inside QuickJS (and in unmapped stacks).
 pub(crate) const SCRIPT_NAME: &str = "spec.js";
@@ -33,10 +29,32 @@ pub(crate) const SCRIPT_NAME: &str = "spec.js";
 /// Why a spec could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
+    /// Bundling failed (a syntax error, an import that cannot be resolved, no esbuild).
     #[error(transparent)]
     Bundle(#[from] BundleError),
+    /// The bundle did not compile to QuickJS bytecode.
     #[error(transparent)]
     Compile(#[from] SpecError),
+}
+
+/// Why a spec could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file cannot be read.
+    #[error("cannot read spec {path}")]
+    Read {
+        /// The spec file.
+        path: std::path::PathBuf,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A `.wasm` module that is not a spec module, or one built for another uatu.
+    #[error(transparent)]
+    Module(#[from] ModuleError),
+    /// A `.ts`/`.js` spec that did not build.
+    #[error(transparent)]
+    Build(#[from] BuildError),
 }
 
 /// Bundles and compiles the spec at `path` (`.ts` or `.js`) into a module.
@@ -56,13 +74,16 @@ pub fn build(path: &Path) -> Result<SpecModule, BuildError> {
 impl SpecModule {
     /// Any spec: a `.wasm` module from `uatu build`, or a `.ts`/`.js` file built
     /// here and cached under the user's cache directory by content and provider.
-    pub fn load(path: &Path) -> anyhow::Result<SpecModule> {
+    pub fn load(path: &Path) -> Result<SpecModule, LoadError> {
         let is_wasm = path.extension().is_some_and(|e| e == "wasm");
         if is_wasm {
             return SpecModule::read(path);
         }
-        let source = std::fs::read(path).with_context(|| format!("reading spec {}", path.display()))?;
-        let cache_path = provider::cache_dir().map(|dir| {
+        let source = std::fs::read(path).map_err(|source| LoadError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let cache_path = crate::wasm::cache_dir().map(|dir| {
             dir.join("specs")
                 .join(format!("{}.wasm", cache_key(path, &source)))
         });
@@ -76,7 +97,7 @@ impl SpecModule {
         let module = build(path)?;
         if let Some(cached) = &cache_path {
             // The cache only saves time; a failure to write it is not an error.
-            let _ = write_atomically(cached, &module.to_bytes());
+            let _ = crate::wasm::write_atomically(cached, &module.to_bytes());
         }
         Ok(module)
     }
@@ -130,29 +151,4 @@ fn collect_sources(dir: &Path, depth: usize, out: &mut Vec<std::path::PathBuf>) 
             out.push(path);
         }
     }
-}
-
-/// `uatu build spec.ts -o spec.wasm`.
-pub fn build_command(args: BuildArgs) -> anyhow::Result<Status> {
-    let output = args
-        .output
-        .clone()
-        .unwrap_or_else(|| args.spec.with_extension("wasm"));
-    let module = match build(&args.spec) {
-        Ok(module) => module,
-        Err(BuildError::Bundle(BundleError::Syntax(message))) => {
-            return Err(crate::exit::usage(anyhow::anyhow!("{message}")));
-        }
-        Err(error) => return Err(crate::exit::usage(anyhow::Error::new(error))),
-    };
-    write_atomically(&output, &module.to_bytes())
-        .with_context(|| format!("writing {}", output.display()))
-        .map_err(crate::exit::usage)?;
-    eprintln!(
-        "built {} → {} ({} bytes of bytecode)",
-        args.spec.display(),
-        output.display(),
-        module.bytecode.len()
-    );
-    Ok(Status::Ok)
 }

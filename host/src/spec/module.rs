@@ -137,8 +137,11 @@ impl SpecModule {
     }
 
     /// Reads, parses and checks a `.wasm` spec module.
-    pub fn read(path: &Path) -> anyhow::Result<SpecModule> {
-        let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
+    pub fn read(path: &Path) -> Result<SpecModule, super::LoadError> {
+        let bytes = std::fs::read(path).map_err(|source| super::LoadError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let shown = path.display().to_string();
         let module = SpecModule::from_bytes(&bytes, &shown)?;
         module.check_compatible(&shown)?;
@@ -176,24 +179,6 @@ fn read_leb128(bytes: &[u8], at: &mut usize) -> Option<u64> {
             return None;
         }
     }
-}
-
-/// Writes `bytes` to `path` atomically: a temporary file beside it, then a rename.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    std::fs::write(&temp, bytes)?;
-    std::fs::rename(&temp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&temp);
-    })
 }
 
 #[cfg(test)]

@@ -16,20 +16,20 @@ pub use writer::{RunDir, write_json_atomically};
 /// A failure reading or writing a run directory, naming the file.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         path: std::path::PathBuf,
         #[source]
         source: std::io::Error,
     },
-    #[error("{path}:{line}: not a step record: {source}")]
+    #[error("{path}:{line}: not a step record")]
     BadRecord {
         path: std::path::PathBuf,
         line: u64,
         #[source]
         source: serde_json::Error,
     },
-    #[error("{path}: {source}")]
+    #[error("{path}: not valid JSON")]
     BadJson {
         path: std::path::PathBuf,
         #[source]

@@ -116,11 +116,5 @@ pub fn write_json_atomically(path: &Path, value: &impl Serialize) -> Result<(), 
 }
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), TraceError> {
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temporary = path.with_file_name(format!(".{file_name}.partial"));
-    fs::write(&temporary, bytes).map_err(|e| TraceError::io(&temporary, e))?;
-    fs::rename(&temporary, path).map_err(|e| TraceError::io(path, e))
+    crate::wasm::write_atomically(path, bytes).map_err(|e| TraceError::io(path, e))
 }

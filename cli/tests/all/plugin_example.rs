@@ -1,7 +1,7 @@
 //! The example strategy in examples/plugins/, built from source and run through
 //! the host's plugin API.
 
-mod plugin_common;
+use crate::support::plugins as plugin_common;
 
 use plugin_common::{candidates, component, spec, state};
 use uatu::plugin::{Kind, LoadOptions, PluginSet};

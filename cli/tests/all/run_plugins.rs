@@ -1,7 +1,7 @@
 //! End-to-end runs of the real binary with WebAssembly plugins: the
 //! first-party plugins, the example strategy, and a hostile plugin.
 
-mod plugin_common;
+use crate::support::plugins as plugin_common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,6 +1,5 @@
 //! Builds plugin workspaces once per test binary (cargo itself skips what is up to
 //! date) and turns their modules into components under `target/plugin-wasm/components`.
-#![allow(dead_code)]
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -12,7 +11,7 @@ use uatu::wasm_toolchain::{Toolchain, artifact_path};
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
-        .expect("host/ has a parent")
+        .expect("the crate has a parent")
         .to_path_buf()
 }
 
@@ -59,8 +58,8 @@ pub fn component(workspace: &str, lib: &str) -> PathBuf {
 }
 
 /// A plugin spec for a built component, named `name`, with a TOML config table.
-pub fn spec(path: PathBuf, name: &str, config: &str) -> uatu::plugin::PluginSpec {
-    uatu::plugin::PluginSpec {
+pub fn spec(path: PathBuf, name: &str, config: &str) -> uatu::plugin::PluginChoice {
+    uatu::plugin::PluginChoice {
         path,
         name: name.to_string(),
         config: toml::from_str(config).expect("test config is TOML"),

@@ -1,7 +1,7 @@
 //! The step loop end to end: the real `uatu` binary against the in-process simulator at zero
 //! latency, read back from the run's own `trace.jsonl` metrics and `summary.json`.
 //!
-//! Run: `cargo bench -p uatu --bench run_loop` (release). Knobs (environment):
+//! Run: `cargo bench -p uatu-cli --bench run_loop` (release). Knobs (environment):
 //! `RUN_LOOP_STEPS` (screenshots off, default 5000), `RUN_LOOP_SHOT_STEPS` (screenshots on,
 //! default 1000), `RUN_LOOP_RSS_STEPS` (memory run, default 20000; 0 skips it),
 //! `RUN_LOOP_ONLY` (`plain`, `shots` or `rss`), `UATU_BIN` (another binary to measure).

@@ -1,6 +1,6 @@
 //! The first-party plugins in plugins/, built from source, through the host's plugin API.
 
-mod plugin_common;
+use crate::support::plugins as plugin_common;
 
 use plugin_common::{candidates, component, record, spec, state};
 use uatu::plugin::{LoadOptions, PluginEvent, PluginSet};

@@ -1,6 +1,6 @@
 //! `uatu plugin new` and `uatu plugin build`, through the real binary.
 
-mod plugin_common;
+use crate::support::plugins as plugin_common;
 
 use std::process::Command;
 

@@ -3,8 +3,8 @@
 
 use std::fmt::Write as _;
 
-use crate::action::{Action, ResolvedAction, Target};
-use crate::trace::PropertySummary;
+use uatu::action::{Action, ResolvedAction, Target};
+use uatu::trace::PropertySummary;
 
 /// The verdict table, one row per property, violations first.
 pub fn verdict_table(properties: &[PropertySummary]) -> String {

@@ -2,7 +2,7 @@
 //! table as the SDK reads it, the step record sinks receive, and a component built
 //! for 0.1.0 refused.
 
-mod plugin_common;
+use crate::support::plugins as plugin_common;
 
 use plugin_common::{component, record, spec, state};
 use serde_json::{Value, json};

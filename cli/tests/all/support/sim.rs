@@ -1,5 +1,4 @@
 //! Helpers shared by the simulator's integration tests.
-#![allow(dead_code)]
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -1,6 +1,6 @@
 //! The simulator's gRPC driver, called over a real connection with the generated client.
 
-mod sim_support;
+use crate::support::sim as sim_support;
 
 use sim_support::*;
 use uatu_device::proto::{self, tap_selector_request::Selector};

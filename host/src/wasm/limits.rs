@@ -1,4 +1,4 @@
-//! What the spec sandbox and the plugin sandbox share: a memory cap that
+//! What the spec and plugin sandboxes share: a memory cap that
 //! remembers being hit, and clocks that never move.
 
 use std::time::Duration;

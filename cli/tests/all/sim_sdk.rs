@@ -1,6 +1,6 @@
 //! The simulated app's SDK client against a real Unix socket served by the test.
 
-mod sim_support;
+use crate::support::sim as sim_support;
 
 use std::time::Duration;
 

@@ -1,12 +1,13 @@
 //! Per-call cost of plugins on a 300-node hierarchy (target: p50 ≤ 100 µs per call).
 //!
-//!     cargo bench -p uatu --bench plugin_call              # release profile
-//!     cargo bench -p uatu --bench plugin_call --profile dev  # quicker to build
+//!     cargo bench -p uatu-cli --bench plugin_call              # release profile
+//!     cargo bench -p uatu-cli --bench plugin_call --profile dev  # quicker to build
 //!
 //! Builds the first-party and example plugins first (as the tests do).
 
 mod bench_common;
-#[path = "../tests/plugin_common/mod.rs"]
+#[path = "../tests/all/support/plugins.rs"]
+#[allow(dead_code)] // each bench uses part of it
 mod plugin_common;
 
 use std::time::{Duration, Instant};

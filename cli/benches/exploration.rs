@@ -9,7 +9,7 @@
 //! (`ledgerCountMatchesAccount`, `ledgerRowsAreUnique`), `trace.jsonl` the recorded
 //! hierarchies (hashed with the host's own screen signature) and coverage probes.
 //!
-//! Run: `cargo bench -p uatu --bench exploration`. Knobs (environment):
+//! Run: `cargo bench -p uatu-cli --bench exploration`. Knobs (environment):
 //! `EXPLORATION_SEEDS` (how many seeds, default 20), `EXPLORATION_FIRST_SEED` (default 1), `EXPLORATION_STEPS` (default 3000),
 //! `EXPLORATION_JOBS` (runs at a time, default 2), `EXPLORATION_ONLY` (`builtin` or
 //! `coverage-guided`), `EXPLORATION_PLUGIN_CONFIG` (extra TOML lines for
@@ -20,7 +20,8 @@
 //! `UATU_BIN` (another binary).
 
 mod bench_common;
-#[path = "../tests/plugin_common/mod.rs"]
+#[path = "../tests/all/support/plugins.rs"]
+#[allow(dead_code)] // each bench uses part of it
 mod plugin_common;
 
 use std::collections::HashSet;

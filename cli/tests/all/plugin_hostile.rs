@@ -1,7 +1,7 @@
 //! Hostile plugins (tests/plugins/): each is stopped or rejected with an error
 //! that names the plugin and the cause, and the host goes on.
 
-mod plugin_common;
+use crate::support::plugins as plugin_common;
 
 use plugin_common::{candidates, component, spec, state};
 use uatu::plugin::{Cause, LoadOptions, OnPluginError, PluginError, PluginEvent, PluginSet};

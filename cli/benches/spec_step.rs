@@ -8,7 +8,7 @@
 //! 2,000-step Folio run, see `RUN_LIKE_RATES`) and `all-new` (every snapshot and
 //! the text of every element change at every step).
 //!
-//! Run: `cargo bench -p uatu --bench spec_step` (or add `--profile dev` to skip
+//! Run: `cargo bench -p uatu-cli --bench spec_step` (or add `--profile dev` to skip
 //! the release build; the guest runs the same Cranelift code either way).
 
 use std::path::Path;

@@ -1,0 +1,204 @@
+//! The command line: what each subcommand takes. Run settings are the library's
+//! one settings layer ([`uatu::settings::Settings`]); `--help` shows their
+//! defaults from the library's built-in defaults ([`with_defaults_in_help`]).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use uatu::plugin::Kind;
+use uatu::settings::Settings;
+use uatu_sim::SimConfig;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  no property violated
+  1  a property violated (or, with --strict, unmet)
+  2  usage, configuration, spec or plugin error
+  3  device or infrastructure failure";
+
+/// Autonomous, property-based testing for mobile apps.
+///
+/// uatu explores an app on its own, checks a spec's LTL properties at every
+/// step, and records a trace of every violation.
+#[derive(Debug, Parser)]
+#[command(name = "uatu", version, after_help = EXIT_CODES, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Explore an app, checking the spec's properties at every step.
+    #[command(after_help = EXIT_CODES)]
+    Run(RunArgs),
+    /// Compile a spec (TypeScript or JavaScript) to a WebAssembly module.
+    #[command(after_help = EXIT_CODES)]
+    Build(BuildArgs),
+    /// Re-evaluate a spec over a recorded run, offline.
+    #[command(after_help = EXIT_CODES)]
+    Check(CheckArgs),
+    /// Serve the simulated Folio device (gRPC driver + SDK client).
+    #[command(after_help = EXIT_CODES)]
+    Sim(SimArgs),
+    /// Serve a local web UI over a recorded run (not implemented yet).
+    #[command(after_help = EXIT_CODES)]
+    Inspect(InspectArgs),
+    /// Check that a device works end to end.
+    #[command(after_help = EXIT_CODES)]
+    Doctor(DoctorArgs),
+    /// Build and scaffold WebAssembly plugins.
+    #[command(subcommand)]
+    Plugin(PluginCommand),
+    /// Print the versions of uatu, its spec ABI and its plugin contract.
+    Version,
+}
+
+/// `uatu run`: every setting of `uatu.toml` as a flag, and the file to read.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub settings: Settings,
+
+    /// Read settings from this file [default: ./uatu.toml if present]. Flags override it.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct BuildArgs {
+    /// The spec to compile (`.ts` or `.js`).
+    pub spec: PathBuf,
+    /// Where to write the module [default: the spec's path with `.wasm`].
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// The spec to evaluate (`.ts`, `.js` or `.wasm`).
+    #[arg(long, value_name = "FILE")]
+    pub spec: PathBuf,
+    /// A run directory (`runs/<id>`) written by `uatu run`.
+    pub run: PathBuf,
+    /// Treat `unmet` as a violation: exit code 1.
+    #[arg(long)]
+    pub strict: bool,
+    /// Print the verdicts as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `uatu sim`: the simulator's own settings, with the simulator's defaults.
+#[derive(Debug, Clone, Args)]
+pub struct SimArgs {
+    /// Address of the gRPC driver server.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:50061")]
+    pub listen: SocketAddr,
+    /// The host's SDK socket to connect the simulated app's SDK to; without it the app runs without an SDK.
+    #[arg(long, value_name = "PATH")]
+    pub agent_socket: Option<PathBuf>,
+    /// Planted bugs to switch on: `all`, `none` or a comma-separated list.
+    #[arg(long, value_name = "BUGS", default_value_t = SimConfig::default().bugs.to_string())]
+    pub bugs: String,
+    /// Latency per call, e.g. `0`, `1ms`, `20ms`.
+    #[arg(long, value_name = "DURATION", default_value_t = format!("{:?}", SimConfig::default().latency))]
+    pub latency: String,
+    /// Seed of the simulator's own choices.
+    #[arg(long, value_name = "N", default_value_t = SimConfig::default().seed)]
+    pub seed: u64,
+    /// Screenshot scale relative to the 1080x2400 screen.
+    #[arg(long, value_name = "FACTOR", default_value_t = SimConfig::default().scale)]
+    pub scale: f32,
+    /// Write a screenshot of every Folio screen into DIR and exit.
+    #[arg(long, value_name = "DIR")]
+    pub render_screens: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct InspectArgs {
+    /// A run directory (`runs/<id>`).
+    pub run: PathBuf,
+    /// Address to serve the UI on.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7878")]
+    pub listen: SocketAddr,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DoctorArgs {
+    /// The device to check, as `uatu run --device` takes it; without it, what real devices need is checked.
+    #[arg(long, value_name = "DEVICE")]
+    pub device: Option<String>,
+    /// The app to launch on the device [default: the run setting `bundle-id`].
+    #[arg(long, value_name = "ID")]
+    pub bundle_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum PluginCommand {
+    /// Build a plugin crate to a WebAssembly component.
+    Build(PluginBuildArgs),
+    /// Scaffold a new plugin crate.
+    New(PluginNewArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PluginBuildArgs {
+    /// The plugin crate's directory.
+    pub crate_dir: PathBuf,
+    /// Where to write the component [default: <crate dir>/<name>.wasm].
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PluginNewArgs {
+    /// The plugin's name (also its directory).
+    pub name: String,
+    /// What kind of plugin to scaffold.
+    #[arg(long, value_enum)]
+    pub kind: Kind,
+}
+
+/// The command line's definition, with each run setting's help ending in its
+/// built-in default (from the library, where the defaults are written once).
+pub fn with_defaults_in_help(command: clap::Command) -> clap::Command {
+    command.mut_subcommand("run", |run| {
+        let ids: Vec<String> = run.get_arguments().map(|arg| arg.get_id().to_string()).collect();
+        ids.into_iter().fold(run, |run, id| {
+            match Settings::default_text(&id.replace('_', "-")) {
+                Some(default) => run.mut_arg(id, |arg| {
+                    let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+                    arg.help(format!("{help} [default: {default}]"))
+                }),
+                None => run,
+            }
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        with_defaults_in_help(Cli::command()).debug_assert();
+    }
+
+    #[test]
+    fn run_help_shows_the_library_defaults() {
+        let mut command = with_defaults_in_help(Cli::command());
+        let help = command
+            .find_subcommand_mut("run")
+            .expect("run")
+            .render_help()
+            .to_string();
+        assert!(help.contains("[default: 1000]"), "{help}");
+        assert!(help.contains("[default: 2s]"), "{help}");
+        assert!(help.contains("[default: all]"), "{help}");
+        assert!(help.contains("--on-plugin-error"), "{help}");
+    }
+}

@@ -1,0 +1,291 @@
+//! One function per subcommand: turn arguments into the library's plain values,
+//! call it, print what it returns. Nothing here decides how uatu behaves.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::Context as _;
+use uatu::devices::DeviceChoice;
+use uatu::run::{Outcome, Progress};
+use uatu::settings::{RunConfig, Settings, parse_duration};
+use uatu::trace::Summary;
+use uatu::{Error, ExitStatus};
+use uatu_sim::{Bugs, SimConfig, Simulator};
+
+use crate::args::{
+    BuildArgs, CheckArgs, Cli, Command, DoctorArgs, PluginBuildArgs, PluginCommand, PluginNewArgs, RunArgs,
+    SimArgs,
+};
+use crate::report::verdict_table;
+
+/// Runs one command and returns the exit status it earned.
+pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
+    match cli.command {
+        Command::Run(args) => run(args),
+        Command::Build(args) => build(args),
+        Command::Check(args) => check(args),
+        Command::Sim(args) => sim(args),
+        Command::Inspect(_) => anyhow::bail!("`uatu inspect` is not implemented yet"),
+        Command::Doctor(args) => doctor(args),
+        Command::Plugin(PluginCommand::Build(args)) => plugin_build(args),
+        Command::Plugin(PluginCommand::New(args)) => plugin_new(args),
+        Command::Version => {
+            println!("uatu {}", uatu::VERSION);
+            println!(
+                "spec ABI {} (provider sha256 {})",
+                uatu::spec::SPEC_ABI,
+                uatu::spec::provider::sha256()
+            );
+            println!("plugin contract uatu:plugin@{}", uatu::plugin::CONTRACT_VERSION);
+            println!("SDK socket protocol {}", uatu_device::agent::PROTOCOL_VERSION);
+            Ok(ExitStatus::Ok)
+        }
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Runtime::new().map_err(Error::Runtime)
+}
+
+/// `uatu run`.
+fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
+    let file = Settings::from_file(args.config.as_deref()).map_err(Error::from)?;
+    let config = RunConfig::resolve(args.settings, file).map_err(Error::from)?;
+    let json = config.json;
+    let progress = progress_bar(&config);
+    let outcome = runtime()?.block_on(async {
+        // Ctrl-C ends the run after the current step, with a complete trace.
+        let interrupted = Arc::new(AtomicBool::new(false));
+        let flag = interrupted.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                flag.store(true, Ordering::SeqCst);
+            }
+        });
+        uatu::run::execute(config, interrupted, |step: &Progress| {
+            progress.set_position(step.steps);
+            progress.set_message(format!("screen {} · {} violated", step.screen, step.violated));
+        })
+        .await
+    })?;
+    progress.finish_and_clear();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&outcome.summary)?);
+    } else {
+        print_summary(&outcome);
+    }
+    if let Some(error) = &outcome.error {
+        eprintln!("error: {}", uatu::errors::chain(error));
+    }
+    if let Some(incomplete) = &outcome.trace_incomplete {
+        eprintln!(
+            "error: the trace is incomplete: {}",
+            uatu::errors::chain(&incomplete.error)
+        );
+    }
+    Ok(outcome.status)
+}
+
+fn progress_bar(config: &RunConfig) -> indicatif::ProgressBar {
+    let bar = match config.max_steps {
+        Some(max) => indicatif::ProgressBar::new(max),
+        None => indicatif::ProgressBar::no_length(),
+    };
+    if config.json {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(match config.max_steps {
+            Some(_) => "{spinner} step {pos}/{len} [{elapsed}] {msg}",
+            None => "{spinner} step {pos} [{elapsed}] {msg}",
+        })
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+fn print_summary(outcome: &Outcome) {
+    let summary: &Summary = &outcome.summary;
+    let seconds = summary.wall_ms as f64 / 1000.0;
+    println!(
+        "uatu: {} steps in {seconds:.1} s ({:.1} s of device time), stopped by {}",
+        summary.steps,
+        summary.device_ms as f64 / 1000.0,
+        summary.stopped
+    );
+    println!();
+    print!("{}", verdict_table(&summary.properties));
+    println!();
+    let counts = &summary.counts;
+    println!(
+        "{} violated, {} passed, {} inconclusive, {} unmet; {} app crashes, {} spec errors",
+        counts.violated,
+        counts.passed,
+        counts.inconclusive,
+        counts.unmet,
+        counts.app_crashes,
+        counts.spec_errors
+    );
+    if counts.unmet > 0 && summary.exit_code == 0 {
+        println!(
+            "warning: {} properties unmet (an `eventually` never came true); --strict fails the run on them",
+            counts.unmet
+        );
+    }
+    match &outcome.trace_incomplete {
+        Some(incomplete) => match incomplete.last_step {
+            Some(step) => println!(
+                "trace:  {} (incomplete: it ends at step {step}; the verdicts above cover every step)",
+                summary.run_dir
+            ),
+            None => println!(
+                "trace:  {} (incomplete: it holds no step; the verdicts above cover every step)",
+                summary.run_dir
+            ),
+        },
+        None => println!("trace:  {}", summary.run_dir),
+    }
+    println!("re-run: {}", summary.rerun);
+}
+
+/// `uatu build spec.ts -o spec.wasm`.
+fn build(args: BuildArgs) -> anyhow::Result<ExitStatus> {
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| args.spec.with_extension("wasm"));
+    let module = uatu::spec::build(&args.spec).map_err(|error| Error::from(uatu::spec::LoadError::from(error)))?;
+    uatu::wasm::write_atomically(&output, &module.to_bytes())
+        .map_err(|source| Error::io("writing", &output, source))?;
+    eprintln!(
+        "built {} → {} ({} bytes of bytecode)",
+        args.spec.display(),
+        output.display(),
+        module.bytecode.len()
+    );
+    Ok(ExitStatus::Ok)
+}
+
+/// `uatu check --spec spec.ts runs/<id>`.
+fn check(args: CheckArgs) -> anyhow::Result<ExitStatus> {
+    let (report, status) = uatu::run::check(&args.spec, &args.run, args.strict)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!(
+            "uatu check: {} over {} steps of {}",
+            args.spec.display(),
+            report.steps,
+            report.run_dir
+        );
+        if report.torn {
+            println!("(the run's last record was cut off: it was killed; every complete step was checked)");
+        }
+        println!();
+        print!("{}", verdict_table(&report.properties));
+    }
+    Ok(status)
+}
+
+/// `uatu sim`.
+fn sim(args: SimArgs) -> anyhow::Result<ExitStatus> {
+    let bugs = Bugs::parse(&args.bugs).context("--bugs")?;
+    let latency = parse_duration("--latency", &args.latency).map_err(Error::from)?;
+    uatu_sim::render::check_scale(args.scale).context("--scale")?;
+    let config = SimConfig {
+        bugs,
+        latency,
+        seed: args.seed,
+        scale: args.scale,
+        ..SimConfig::default()
+    };
+    if let Some(dir) = &args.render_screens {
+        let written = uatu_sim::render_screens(&config, dir)
+            .map_err(|error| Error::from(uatu::devices::ConnectError::from(error)))?;
+        for path in written {
+            println!("{}", path.display());
+        }
+        return Ok(ExitStatus::Ok);
+    }
+    runtime()?.block_on(async {
+        let handle = Simulator::start(config.clone(), args.listen, args.agent_socket.clone())
+            .await
+            .map_err(|error| Error::from(uatu::devices::ConnectError::from(error)))?;
+        println!("uatu sim: serving driver.proto on {}", handle.addr());
+        println!(
+            "  app {} · bugs: {} · latency {:?} · seed {} · screenshot scale {}",
+            config.bundle_id, config.bugs, config.latency, config.seed, config.scale
+        );
+        match &args.agent_socket {
+            Some(path) => println!("  SDK connects to {}", path.display()),
+            None => println!("  no --agent-socket: the app runs without an SDK connection"),
+        }
+        println!("Press Ctrl-C to stop.");
+        tokio::signal::ctrl_c().await.map_err(Error::Runtime)?;
+        handle
+            .shutdown()
+            .await
+            .map_err(|error| Error::from(uatu::devices::ConnectError::from(error)))?;
+        Ok(ExitStatus::Ok)
+    })
+}
+
+/// `uatu doctor [--device D]`.
+fn doctor(args: DoctorArgs) -> anyhow::Result<ExitStatus> {
+    let Some(device) = args.device else {
+        explain_real_devices();
+        return Ok(ExitStatus::Infrastructure);
+    };
+    let defaults = Settings::defaults();
+    let device = DeviceChoice::parse(&device, None, None, None).map_err(Error::from)?;
+    let bundle_id = args
+        .bundle_id
+        .or_else(|| defaults.bundle_id.clone())
+        .unwrap_or_default();
+    let checks = runtime()?.block_on(uatu::doctor::check_device(&device, &bundle_id));
+    for check in &checks {
+        let mark = if check.passed { "✓" } else { "✗" };
+        println!("{mark} {:<12} {}", check.name, check.detail);
+    }
+    let failed = checks.iter().filter(|check| !check.passed).count();
+    if failed == 0 {
+        println!("all {} checks passed", checks.len());
+        Ok(ExitStatus::Ok)
+    } else {
+        println!("{failed} of {} checks failed", checks.len());
+        Ok(ExitStatus::Infrastructure)
+    }
+}
+
+fn explain_real_devices() {
+    println!("No device given. To check one:");
+    println!("  uatu doctor --device sim                   the built-in simulated Folio app");
+    println!("  uatu doctor --device sidecar:<host:port>   a sidecar driving a real device");
+    println!();
+    println!("A real Android device needs:");
+    for requirement in uatu::doctor::real_device_requirements() {
+        let mark = if requirement.found { "✓" } else { "✗" };
+        println!("  {mark} {:<9} {}", requirement.tool, requirement.why);
+    }
+    println!("  and the app's debug build linked with the uatu SDK.");
+}
+
+/// `uatu plugin build DIR`.
+fn plugin_build(args: PluginBuildArgs) -> anyhow::Result<ExitStatus> {
+    let output = uatu::plugin::build_plugin(&args.crate_dir, args.output.as_deref()).map_err(Error::from)?;
+    println!("{}", output.display());
+    Ok(ExitStatus::Ok)
+}
+
+/// `uatu plugin new NAME --kind K`.
+fn plugin_new(args: PluginNewArgs) -> anyhow::Result<ExitStatus> {
+    let dir = uatu::plugin::scaffold(Path::new(&args.name), args.kind).map_err(Error::from)?;
+    println!(
+        "created {} ({} plugin); build it with `uatu plugin build {}`",
+        dir.display(),
+        args.kind,
+        dir.display()
+    );
+    Ok(ExitStatus::Ok)
+}

@@ -1,0 +1,21 @@
+//! The one integration-test binary: the real `uatu` binary, real gRPC servers
+//! and sockets, real Wasm. Each module tests one part; `support` holds what
+//! several share (starting the simulator, building plugin components).
+
+mod support;
+
+mod cli;
+mod device_agent;
+mod device_grpc;
+mod device_vectors;
+mod plugin_cli;
+mod plugin_contract;
+mod plugin_example;
+mod plugin_first_party;
+mod plugin_hostile;
+mod run_folio;
+mod run_plugins;
+mod sim_driver;
+mod sim_sdk;
+mod spec_build;
+mod spec_runtime;

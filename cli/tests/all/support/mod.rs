@@ -1,0 +1,4 @@
+//! What several test modules share.
+
+pub mod plugins;
+pub mod sim;

@@ -1,0 +1,175 @@
+//! The device kinds uatu can drive, and one [`connect`] for all of them.
+//!
+//! Adding a device kind: a variant of [`DeviceChoice`] (parsed from `--device`), one
+//! arm in [`connect`] that starts it and returns its [`Driver`], and whatever it must
+//! stop at the end as a [`DeviceHandle`]. The step loop, `doctor` and the trace see
+//! only the [`Connected`] device. See `docs/development.md`, "Adding a device kind".
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use uatu_device::agent::{AgentError, AgentListener, ListenerConfig};
+use uatu_device::{CallTimeouts, DeviceError, Driver, GrpcDriver};
+use uatu_sim::{Bugs, SimConfig, SimError, SimHandle, Simulator};
+
+use crate::settings::{ConfigError, parse_duration};
+
+/// The device to drive, with its kind's own settings.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeviceChoice {
+    /// The built-in simulated Folio app.
+    Sim(SimChoice),
+    /// A sidecar already serving `proto/driver.proto` at `host:port`.
+    Sidecar(String),
+}
+
+/// The simulator's settings in a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimChoice {
+    /// The planted bugs switched on.
+    pub bugs: Bugs,
+    /// Latency added to every device call.
+    pub latency: Duration,
+    /// The simulator's own seed; `None`: the run's seed.
+    pub seed: Option<u64>,
+}
+
+impl DeviceChoice {
+    /// Reads `--device` and, for the simulator, its settings (each `None` takes the simulator's default).
+    pub fn parse(
+        device: &str,
+        sim_bugs: Option<&str>,
+        sim_latency: Option<&str>,
+        sim_seed: Option<u64>,
+    ) -> Result<DeviceChoice, ConfigError> {
+        let defaults = SimConfig::default();
+        match device.split_once(':') {
+            _ if device == "sim" => Ok(DeviceChoice::Sim(SimChoice {
+                bugs: match sim_bugs {
+                    Some(text) => Bugs::parse(text).map_err(|error| ConfigError::invalid("sim-bugs", error.to_string()))?,
+                    None => defaults.bugs,
+                },
+                latency: match sim_latency {
+                    Some(text) => parse_duration("sim-latency", text)?,
+                    None => defaults.latency,
+                },
+                seed: sim_seed,
+            })),
+            Some(("sidecar", addr)) if !addr.is_empty() => Ok(DeviceChoice::Sidecar(addr.to_string())),
+            _ => Err(ConfigError::invalid(
+                "device",
+                format!("`{device}` is neither `sim` nor `sidecar:<host:port>`"),
+            )),
+        }
+    }
+
+    /// How `--device` spells this choice, e.g. `sim` or `sidecar:127.0.0.1:7001`.
+    pub fn describe(&self) -> String {
+        match self {
+            DeviceChoice::Sim(_) => "sim".into(),
+            DeviceChoice::Sidecar(addr) => format!("sidecar:{addr}"),
+        }
+    }
+
+    /// The flags that choose this device again, for a run's re-run command.
+    pub fn rerun_flags(&self, run_seed: u64) -> Vec<String> {
+        let mut flags = vec!["--device".to_string(), self.describe()];
+        if let DeviceChoice::Sim(sim) = self {
+            flags.extend(["--sim-bugs".into(), sim.bugs.to_string()]);
+            flags.extend(["--sim-seed".into(), sim.seed.unwrap_or(run_seed).to_string()]);
+        }
+        flags
+    }
+}
+
+/// Why a device could not be connected.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// The host's SDK socket could not be set up.
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    /// The simulator could not start.
+    #[error("cannot start the simulator")]
+    Sim(#[from] SimError),
+    /// The driver could not be reached.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+}
+
+/// What a device kind must stop when the run ends (a simulator, a sidecar process, a browser).
+#[async_trait]
+pub trait DeviceHandle: Send {
+    /// Stops it; errors are the kind's to report (the run is recorded by then).
+    async fn stop(self: Box<Self>) -> Result<(), String>;
+}
+
+#[async_trait]
+impl DeviceHandle for SimHandle {
+    async fn stop(self: Box<Self>) -> Result<(), String> {
+        self.shutdown().await.map_err(|error| error.to_string())
+    }
+}
+
+/// A connected device: its driver, the host's SDK socket its app connects to, and what to stop.
+pub struct Connected {
+    /// Input, capture and idle.
+    pub driver: Box<dyn Driver>,
+    /// The SDK socket: pause, state, resume.
+    pub agent: AgentListener,
+    /// What the trace records about this device's own settings (the simulator's bugs and seed).
+    pub settings: Option<serde_json::Value>,
+    handle: Option<Box<dyn DeviceHandle>>,
+}
+
+impl Connected {
+    /// Stops whatever the device kind started. Dropping a `Connected` stops it too, less gracefully.
+    pub async fn stop(mut self) -> Result<(), String> {
+        match self.handle.take() {
+            Some(handle) => handle.stop().await,
+            None => Ok(()),
+        }
+    }
+}
+
+/// Starts (or reaches) the chosen device and the SDK socket its app connects to.
+/// `run_seed` seeds a simulated device whose own seed is not set.
+pub async fn connect(choice: &DeviceChoice, run_seed: u64) -> Result<Connected, ConnectError> {
+    let agent = AgentListener::bind(ListenerConfig::default()).await?;
+    match choice {
+        DeviceChoice::Sim(sim) => {
+            let config = SimConfig {
+                bugs: sim.bugs.clone(),
+                latency: sim.latency,
+                seed: sim.seed.unwrap_or(run_seed),
+                ..SimConfig::default()
+            };
+            let settings = serde_json::json!({
+                "bugs": config.bugs.to_string(),
+                "latency_ms": config.latency.as_millis() as u64,
+                "seed": config.seed,
+            });
+            let handle = Simulator::start(
+                config,
+                std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+                Some(agent.socket_path().to_path_buf()),
+            )
+            .await?;
+            let driver = GrpcDriver::connect(&handle.addr().to_string(), CallTimeouts::default()).await?;
+            Ok(Connected {
+                driver: Box::new(driver),
+                agent,
+                settings: Some(settings),
+                handle: Some(Box::new(handle)),
+            })
+        }
+        DeviceChoice::Sidecar(addr) => {
+            let driver = GrpcDriver::connect(addr, CallTimeouts::default()).await?;
+            Ok(Connected {
+                driver: Box::new(driver),
+                agent,
+                settings: None,
+                handle: None,
+            })
+        }
+    }
+}
