@@ -8,6 +8,7 @@ mod cli;
 mod device_agent;
 mod device_grpc;
 mod device_vectors;
+mod failures;
 mod plugin_cli;
 mod plugin_contract;
 mod plugin_example;

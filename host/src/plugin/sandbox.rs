@@ -52,8 +52,12 @@ impl Sandbox {
                 return Ok(component);
             }
         }
+        if !bytes.starts_with(b"\0asm") {
+            return Err("it is not WebAssembly (no `\\0asm` header); build plugins with `uatu plugin build`".into());
+        }
         let component = Component::from_binary(&self.engine, bytes).map_err(|error| {
-            let message = format!("{error:#}");
+            // wasmtime's parse errors can span lines (byte dumps): keep one readable line.
+            let message = format!("{error:#}").split_whitespace().collect::<Vec<_>>().join(" ");
             if bytes.get(4..8) == Some(&[1, 0, 0, 0]) {
                 format!(
                     "it is a core WebAssembly module, not a component; build it with `uatu plugin build` ({message})"
