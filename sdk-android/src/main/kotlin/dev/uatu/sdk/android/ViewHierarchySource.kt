@@ -41,7 +41,11 @@ class ViewHierarchySource(private val application: Application, private val acti
     fun rootViews(): List<View> {
         val global = windowManagerViews()
         val views = global ?: activities.activities.map { it.window.decorView }
-        return views.filter { it.isAttachedToWindow && it.windowVisibility == View.VISIBLE }
+        val shown = views.filter { it.isAttachedToWindow && it.isShown }
+        // Windows hidden by the window manager (a stopped activity's) are left out, unless it
+        // reports none visible at all, as during a transition or under Robolectric, which never
+        // sets window visibility: then every attached window is reported.
+        return shown.filter { it.windowVisibility == View.VISIBLE }.ifEmpty { shown }
     }
 
     @Suppress("DiscouragedPrivateApi", "PrivateApi")
@@ -93,8 +97,7 @@ class ViewHierarchySource(private val application: Application, private val acti
                 checked = (view as? Checkable)?.isChecked ?: info.isChecked,
                 focused = view.isFocused,
                 selected = view.isSelected,
-                scrollable = info.isScrollable || view.canScrollVertically(1) || view.canScrollVertically(-1) ||
-                    view.canScrollHorizontally(1) || view.canScrollHorizontally(-1),
+                scrollable = info.isScrollable,
                 bounds = Bounds(bounds.left, bounds.top, bounds.right, bounds.bottom),
                 children = children,
             )

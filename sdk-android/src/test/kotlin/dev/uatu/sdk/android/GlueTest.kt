@@ -16,7 +16,7 @@ import kotlinx.serialization.json.JsonPrimitive
 import org.junit.After
 import org.junit.Assert.assertEquals
 import org.junit.Assert.assertFalse
-import org.junit.Assert.assertNull
+import org.junit.Assert.assertSame
 import org.junit.Assert.assertTrue
 import org.junit.Before
 import org.junit.Test
@@ -115,11 +115,12 @@ class GlueTest {
     @Test
     fun `without a token in the launch intent nothing starts`() {
         val threadsBefore = Thread.getAllStackTraces().keys.count { it.name == "uatu-agent" }
+        val handlerBefore = Thread.getDefaultUncaughtExceptionHandler()
         launch(token = null)
         shadowOf(Looper.getMainLooper()).idleFor(Duration.ofMillis(100))
         assertFalse(Uatu.agent.isStarted)
         assertEquals(threadsBefore, Thread.getAllStackTraces().keys.count { it.name == "uatu-agent" })
-        assertNull(Thread.getDefaultUncaughtExceptionHandler()?.takeIf { it.javaClass.name.startsWith("dev.uatu") })
+        assertSame("the crash handler was replaced", handlerBefore, Thread.getDefaultUncaughtExceptionHandler())
     }
 
     @Test

@@ -30,7 +30,7 @@ class AgentTest {
 
     @AfterEach
     fun tearDown() {
-        agents.forEach { it.stop() }
+        agents.asReversed().forEach { it.stop() }
         hosts.forEach { it.close() }
         main.close()
     }
@@ -285,6 +285,7 @@ class AgentTest {
             assertTrue(next.expect<Message.State>().exceptions.isEmpty(), "the crash was delivered twice")
             next.send(Message.Resume(2))
         } finally {
+            agents.asReversed().forEach { it.stop() } // each gives back the handler it found
             Thread.setDefaultUncaughtExceptionHandler(previous)
         }
     }
