@@ -31,9 +31,12 @@ class HierarchyBench {
             super.onCreate(savedInstanceState)
             val list = LinearLayout(this).apply { orientation = LinearLayout.VERTICAL }
             repeat(ROWS) { row ->
-                val line = LinearLayout(this).apply { orientation = LinearLayout.HORIZONTAL }
-                line.addView(TextView(this).apply { text = "row $row" }, LinearLayout.LayoutParams(0, 4, 1f))
-                line.addView(Button(this).apply { text = "go"; contentDescription = "go_$row" }, LinearLayout.LayoutParams(0, 4, 1f))
+                val line = LinearLayout(this).apply {
+                    orientation = LinearLayout.HORIZONTAL
+                    isBaselineAligned = false // else the text drops below its 4 px row and is clipped away
+                }
+                line.addView(TextView(this).apply { text = "row $row" }, LinearLayout.LayoutParams(150, 4))
+                line.addView(Button(this).apply { text = "go"; contentDescription = "go_$row" }, LinearLayout.LayoutParams(150, 4))
                 list.addView(line, LinearLayout.LayoutParams(ViewGroup.LayoutParams.MATCH_PARENT, 4))
             }
             setContentView(list)

@@ -26,7 +26,6 @@ object RoundTripBench {
         val app = HarnessApp(options)
 
         val heapBefore = usedHeapAfterGc()
-        val threadsBefore = Thread.activeCount()
         app.start()
         val side = host.accept()
         side.expect<Message.Hello>()
@@ -51,9 +50,9 @@ object RoundTripBench {
         // Idle: connected, no pause in flight.
         Thread.sleep(500)
         val heapIdle = usedHeapAfterGc()
-        println("SDK idle: heap %.1f KiB above the app without it (after GC), %d thread(s) added, log buffer %d lines".format(
-            (heapIdle - heapBefore) / 1024.0, Thread.activeCount() - threadsBefore - 3, app.agent.logs.size))
-        println("(threads added counts the SDK's reader thread; the harness's frame clock, the test host's acceptor and reader are left out)")
+        val sdkThreads = Thread.getAllStackTraces().keys.count { it.name == "uatu-agent" }
+        println("SDK idle: heap %.1f KiB above the app without it (after GC; includes the test host's side of the socket), %d SDK thread(s)".format(
+            (heapIdle - heapBefore) / 1024.0, sdkThreads))
         app.agent.stop()
         host.close()
         dir.toFile().deleteRecursively()
