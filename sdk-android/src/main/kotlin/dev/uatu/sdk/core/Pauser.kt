@@ -78,7 +78,7 @@ class Pauser(
                     val left = deadline - System.nanoTime()
                     events.poll(left.coerceAtLeast(0), TimeUnit.NANOSECONDS) ?: run {
                         abandonedPauses++
-                        log.add(LogLevel.WARN, SDK_LOG_TAG, "uatu: no RESUME for PAUSE ${current!!.id} within $holdTimeoutMillis ms; the app goes on")
+                        log.add(LogLevel.WARN, SDK_LOG_TAG, "uatu: no RESUME for PAUSE ${current.id} within $holdTimeoutMillis ms; the app goes on")
                         return
                     }
                 }
