@@ -36,12 +36,12 @@ object AndroidGlue {
     /** Starts [agent] once an activity is launched with a run token. */
     fun start(application: Application, agent: Agent) {
         if (!isDebuggable(application)) return
-        val windows = ActivityWindows()
-        application.registerActivityLifecycleCallbacks(windows)
         application.registerActivityLifecycleCallbacks(object : LifecycleAdapter() {
             override fun onActivityCreated(activity: Activity, savedInstanceState: Bundle?) {
                 val launch = LaunchExtras.of(activity.intent) ?: return
                 application.unregisterActivityLifecycleCallbacks(this)
+                // Registered now, it still sees this activity's onStart.
+                val windows = ActivityWindows().also(application::registerActivityLifecycleCallbacks)
                 val socketName = launch.socket ?: DEFAULT_SOCKET
                 agent.start(
                     AgentOptions(
