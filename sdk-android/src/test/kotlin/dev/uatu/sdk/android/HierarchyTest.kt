@@ -77,7 +77,7 @@ class HierarchyTest {
 
     /**
      * The capture as JSON is checked in (`src/test/resources/hierarchy/form_with_dialog.json`):
-     * the host's test `sdk_hierarchy.rs` resolves its selectors on the same file. Run with
+     * the host's test `cli/tests/all/sdk_hierarchy.rs` resolves its selectors on the same file. Run with
      * `-Duatu.updateFixtures=true` to rewrite it after a deliberate change, and review the diff.
      */
     @Test

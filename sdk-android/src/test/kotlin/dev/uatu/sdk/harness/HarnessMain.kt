@@ -14,7 +14,7 @@ import kotlin.system.exitProcess
 /**
  * A JVM app using the SDK's core as an Android app uses it, so the real Rust
  * host can be tested against the real Kotlin SDK (the host's
- * `tests/sdk_android_harness.rs`). A main loop ticks like frames, 20 extractors
+ * `cli/tests/all/sdk_android_harness.rs`). A main loop ticks like frames, 20 extractors
  * read its state, and flags make it misbehave on purpose.
  *
  * Run it with the main jar, the tests jar and every jar of `target/harness-lib`
