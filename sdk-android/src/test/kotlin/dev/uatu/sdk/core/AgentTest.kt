@@ -279,6 +279,9 @@ class AgentTest {
             assertEquals("java.lang.IllegalStateException", crash.className)
             assertEquals("note too long", crash.message)
             assertTrue("AgentTest" in crash.stack)
+            // Deleted by the main thread once the STATE is written, which may be just after the host reads it.
+            val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5)
+            while (crashFile.exists() && System.nanoTime() < deadline) Thread.sleep(10)
             assertFalse(crashFile.exists(), "a delivered crash was kept")
             next.send(Message.Resume(1))
             next.send(Message.Pause(2))
