@@ -74,7 +74,72 @@ STATE_NO_COVERAGE = {
     "logs": [],
 }
 
-# (file, description, bytes, expected)
+# The run token of the token vectors: what the host generated and passed to the
+# app at launch, and what its listener requires (`listener_token` in the manifest).
+RUN_TOKEN = "3f9c2a7e0b5d4e1f8a6c"
+
+HELLO_WITH_TOKEN = dict(HELLO, token=RUN_TOKEN, capabilities=["hierarchy"])
+
+
+def node(class_name, bounds, children=(), **fields):
+    """A driver.proto Node in its JSON mapping, every field present."""
+    full = {
+        "resource_id": "",
+        "text": "",
+        "content_description": "",
+        "class_name": class_name,
+        "package": "app.folio",
+        "clickable": False,
+        "enabled": True,
+        "checked": False,
+        "focused": False,
+        "selected": False,
+        "scrollable": False,
+        "bounds": dict(zip(("left", "top", "right", "bottom"), bounds)),
+        "children": list(children),
+    }
+    full.update(fields)
+    return full
+
+
+HIERARCHY = {
+    "root": node(
+        "android.widget.FrameLayout",
+        (0, 0, 1080, 2400),
+        [
+            node(
+                "android.widget.EditText",
+                (48, 200, 1032, 320),
+                resource_id="app.folio:id/note",
+                text="Café ☕",
+                clickable=True,
+                focused=True,
+            ),
+            node(
+                "android.widget.Button",
+                (48, 360, 1032, 480),
+                resource_id="app.folio:id/submit",
+                text="Submit",
+                content_description="Submit transaction",
+                clickable=True,
+                enabled=False,
+            ),
+        ],
+    ),
+    "screen_width": 1080,
+    "screen_height": 2400,
+}
+
+STATE_HIERARCHY = {
+    "type": "STATE",
+    "id": 17,
+    "snapshots": {"route": "txn"},
+    "exceptions": [],
+    "logs": [],
+    "hierarchy": HIERARCHY,
+}
+
+# (file, description, bytes, expected[, listener_token])
 VECTORS = [
     (
         "hello.bin",
@@ -282,6 +347,71 @@ VECTORS = [
         frame(b'["PAUSE",1]'),
         {"error": "invalid_message"},
     ),
+    # The run token and the hierarchy from inside the app (agent.md §1, §3).
+    (
+        "hello_token.bin",
+        "HELLO with the run token the listener requires and the hierarchy capability; accepted",
+        frame(payload(HELLO_WITH_TOKEN)),
+        {"ok": HELLO_WITH_TOKEN, "handshake": "accepted"},
+        RUN_TOKEN,
+    ),
+    (
+        "hello_token_mismatch.bin",
+        "HELLO whose token is not the one the listener requires: refused with "
+        "GOODBYE 'run token mismatch: ...'",
+        frame(payload(dict(HELLO, token="not-this-run"))),
+        {"ok": dict(HELLO, token="not-this-run"), "handshake": "token_mismatch"},
+        RUN_TOKEN,
+    ),
+    (
+        "hello_token_missing.bin",
+        "HELLO without a token to a listener that requires one: refused with "
+        "GOODBYE 'run token missing: ...'",
+        frame(payload(HELLO)),
+        {"ok": HELLO, "handshake": "token_missing"},
+        RUN_TOKEN,
+    ),
+    (
+        "hello_bad_capabilities.bin",
+        "HELLO whose capabilities is a string, not an array of strings",
+        frame(payload(dict(HELLO, capabilities="hierarchy"))),
+        {"error": "invalid_message"},
+    ),
+    (
+        "pause_hierarchy.bin",
+        "PAUSE asking for the hierarchy of the app's windows",
+        frame(payload({"type": "PAUSE", "id": 9, "hierarchy": True})),
+        {"ok": {"type": "PAUSE", "id": 9, "hierarchy": True}},
+    ),
+    (
+        "pause_hierarchy_not_bool.bin",
+        "PAUSE whose hierarchy is a string, not a boolean",
+        frame(payload({"type": "PAUSE", "id": 9, "hierarchy": "yes"})),
+        {"error": "invalid_message"},
+    ),
+    (
+        "state_hierarchy.bin",
+        "STATE carrying the hierarchy (driver.proto HierarchyResponse, proto field names): "
+        "nested nodes, bounds, flags, non-ASCII text",
+        frame(payload(STATE_HIERARCHY)),
+        {"ok": STATE_HIERARCHY},
+    ),
+    (
+        "state_hierarchy_missing_field.bin",
+        "STATE whose hierarchy has a node without class_name (every Node field is required)",
+        frame(
+            payload(
+                dict(
+                    STATE_HIERARCHY,
+                    hierarchy=dict(
+                        HIERARCHY,
+                        root={k: v for k, v in HIERARCHY["root"].items() if k != "class_name"},
+                    ),
+                )
+            )
+        ),
+        {"error": "invalid_message"},
+    ),
 ]
 
 
@@ -291,10 +421,13 @@ def main():
         "max_frame_bytes": MAX_FRAME_BYTES,
         "vectors": [],
     }
-    for name, description, data, expected in VECTORS:
+    for name, description, data, expected, *listener_token in VECTORS:
         with open(os.path.join(HERE, name), "wb") as out:
             out.write(data)
-        manifest["vectors"].append({"file": name, "description": description, "expected": expected})
+        entry = {"file": name, "description": description, "expected": expected}
+        if listener_token:
+            entry["listener_token"] = listener_token[0]
+        manifest["vectors"].append(entry)
     with open(os.path.join(HERE, "vectors.json"), "w", encoding="utf-8") as out:
         json.dump(manifest, out, indent=2, ensure_ascii=False)
         out.write("\n")

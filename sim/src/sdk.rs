@@ -103,6 +103,8 @@ impl SdkClient {
             sdk_version: format!("uatu-sim {}", env!("CARGO_PKG_VERSION")),
             platform: "sim".into(),
             app_id: self.app_id.clone(),
+            token: None,
+            capabilities: Vec::new(),
         };
         if frame::write_frame(&mut writer, &hello).await.is_err() {
             return Ended::HostClosed;
@@ -132,7 +134,7 @@ impl SdkClient {
                     }
                 }
                 frame = frames.recv() => match frame {
-                    Some(Ok(Message::Pause { id })) => {
+                    Some(Ok(Message::Pause { id, .. })) => {
                         if let Some(reason) = self.death(generation) {
                             goodbye(&mut writer, &reason).await;
                             break Ended::ProcessGone;
@@ -149,6 +151,7 @@ impl SdkClient {
                             exceptions: report.exceptions,
                             logs: report.logs,
                             coverage: Some(report.coverage),
+                            hierarchy: None,
                         };
                         if frame::write_frame(&mut writer, &answer).await.is_err() {
                             break Ended::HostClosed;

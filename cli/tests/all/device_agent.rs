@@ -4,8 +4,8 @@
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
-use tokio::io::AsyncWriteExt;
-use tokio::net::UnixStream;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpStream, UnixStream};
 use uatu_device::agent::frame::{self, FrameError};
 use uatu_device::agent::{
     AgentError, AgentListener, DisconnectReason, ListenerConfig, Message, PROTOCOL_VERSION,
@@ -29,6 +29,8 @@ fn hello(version: u32) -> Message {
         sdk_version: "0.1.0-test".into(),
         platform: "test".into(),
         app_id: "app.folio".into(),
+        token: None,
+        capabilities: Vec::new(),
     }
 }
 
@@ -43,7 +45,7 @@ async fn sdk(listener: &AgentListener) -> UnixStream {
     stream
 }
 
-async fn read(stream: &mut UnixStream) -> Result<Message, FrameError> {
+async fn read<S: AsyncRead + Unpin>(stream: &mut S) -> Result<Message, FrameError> {
     tokio::time::timeout(WAIT, frame::read_frame(stream))
         .await
         .expect("a frame or the end within 5 s")
@@ -62,8 +64,8 @@ async fn wait_until_disconnected(listener: &AgentListener) -> DisconnectReason {
 }
 
 /// Answers the next PAUSE like an SDK at a safe point; returns its id.
-async fn answer_pause(stream: &mut UnixStream, snapshot: serde_json::Value) -> u64 {
-    let Message::Pause { id } = read(stream).await.expect("reads PAUSE") else {
+async fn answer_pause<S: AsyncRead + AsyncWrite + Unpin>(stream: &mut S, snapshot: serde_json::Value) -> u64 {
+    let Message::Pause { id, .. } = read(stream).await.expect("reads PAUSE") else {
         panic!("expected PAUSE");
     };
     let state = Message::State {
@@ -77,6 +79,7 @@ async fn answer_pause(stream: &mut UnixStream, snapshot: serde_json::Value) -> u
             message: "paused".into(),
         }],
         coverage: Some(vec!["login.submit.ok".into()]),
+        hierarchy: None,
     };
     frame::write_frame(stream, &state).await.expect("sends STATE");
     id
@@ -149,7 +152,7 @@ async fn a_stale_state_is_ignored() {
         panic!("expected a timeout, got {timed_out}");
     };
     let app_task = tokio::spawn(async move {
-        let Message::Pause { id } = read(&mut app).await.expect("first PAUSE") else {
+        let Message::Pause { id, .. } = read(&mut app).await.expect("first PAUSE") else {
             panic!()
         };
         assert_eq!(id, first);
@@ -159,6 +162,7 @@ async fn a_stale_state_is_ignored() {
             exceptions: vec![],
             logs: vec![],
             coverage: None,
+            hierarchy: None,
         };
         frame::write_frame(&mut app, &stale)
             .await
@@ -347,7 +351,7 @@ async fn an_app_restart_disconnects_and_reconnects_without_losing_the_listener()
     );
 
     let answer = tokio::spawn(async move {
-        let Message::Pause { id } = read(&mut restarted).await.expect("PAUSE") else {
+        let Message::Pause { id, .. } = read(&mut restarted).await.expect("PAUSE") else {
             panic!()
         };
         let state = Message::State {
@@ -361,6 +365,7 @@ async fn an_app_restart_disconnects_and_reconnects_without_losing_the_listener()
             }],
             logs: vec![],
             coverage: None,
+            hierarchy: None,
         };
         frame::write_frame(&mut restarted, &state).await.expect("STATE");
         restarted
@@ -439,4 +444,146 @@ async fn a_socket_path_too_long_for_unix_sockets_is_a_setup_error_naming_it() {
         leftovers.is_empty(),
         "the private dir is cleaned up: {leftovers:?}"
     );
+}
+
+fn hello_with_token(token: Option<&str>) -> Message {
+    let Message::Hello {
+        protocol_version,
+        sdk_version,
+        platform,
+        app_id,
+        ..
+    } = hello(PROTOCOL_VERSION)
+    else {
+        unreachable!()
+    };
+    Message::Hello {
+        protocol_version,
+        sdk_version,
+        platform,
+        app_id,
+        token: token.map(str::to_string),
+        capabilities: vec!["hierarchy".into()],
+    }
+}
+
+/// The Android path: the sidecar forwards the app's socket to a loopback TCP
+/// port, where only the HELLO carrying the run token is let in.
+#[tokio::test]
+async fn over_loopback_tcp_only_the_run_token_is_let_in() {
+    let parent = tempfile::tempdir().expect("temp dir");
+    let token = uatu_device::agent::generate_token();
+    let listener = AgentListener::bind(ListenerConfig {
+        parent: Some(parent.path().to_path_buf()),
+        token: Some(token.clone()),
+        tcp_port: Some(0),
+        ..ListenerConfig::default()
+    })
+    .await
+    .expect("binds");
+    let addr = listener.tcp_addr().expect("a TCP address");
+    assert!(addr.ip().is_loopback() && addr.port() != 0, "{addr}");
+
+    for (sent, refusal, reason) in [
+        (None, "run token missing", DisconnectReason::TokenMissing),
+        (
+            Some("not-the-token"),
+            "run token mismatch",
+            DisconnectReason::TokenMismatch,
+        ),
+    ] {
+        let mut app = TcpStream::connect(addr).await.expect("connects");
+        frame::write_frame(&mut app, &hello_with_token(sent))
+            .await
+            .expect("HELLO");
+        let Message::Goodbye { reason: said } = read(&mut app).await.expect("GOODBYE") else {
+            panic!("expected GOODBYE");
+        };
+        assert!(said.starts_with(refusal) && !said.contains(&token), "{said}");
+        assert!(matches!(read(&mut app).await, Err(FrameError::Closed)));
+        assert_eq!(wait_until_disconnected(&listener).await, reason);
+    }
+    assert_eq!(listener.status().connections, 0, "no refused app was attached");
+
+    let mut app = TcpStream::connect(addr).await.expect("connects");
+    frame::write_frame(&mut app, &hello_with_token(Some(&token)))
+        .await
+        .expect("HELLO");
+    let hello = listener.wait_for_app(WAIT).await.expect("attached");
+    assert!(hello.has_hierarchy());
+    let answering = tokio::spawn(async move {
+        let id = answer_pause(&mut app, serde_json::json!("over tcp")).await;
+        (id, app)
+    });
+    let state = listener.pause_with_hierarchy(WAIT).await.expect("STATE over TCP");
+    assert_eq!(state.snapshots["route"], "over tcp");
+    let (id, _app) = answering.await.expect("app task");
+    assert_eq!(state.id, id);
+    listener.resume().await.expect("RESUME");
+}
+
+#[tokio::test]
+async fn a_tcp_listener_without_a_token_is_refused_at_bind() {
+    let error = AgentListener::bind(ListenerConfig {
+        tcp_port: Some(0),
+        ..ListenerConfig::default()
+    })
+    .await
+    .err()
+    .expect("refused");
+    assert!(matches!(error, AgentError::TcpWithoutToken), "{error}");
+}
+
+/// A PAUSE asks for the hierarchy only from an SDK that advertised it, and the
+/// STATE's hierarchy reaches the host as the device model.
+#[tokio::test]
+async fn the_in_app_hierarchy_is_asked_for_and_received() {
+    let parent = tempfile::tempdir().expect("temp dir");
+    let listener = listener(&parent).await;
+    let mut app = UnixStream::connect(listener.socket_path())
+        .await
+        .expect("connects");
+    frame::write_frame(&mut app, &hello_with_token(None))
+        .await
+        .expect("HELLO");
+    listener.wait_for_app(WAIT).await.expect("attached");
+    let answering = tokio::spawn(async move {
+        let Message::Pause { id, hierarchy } = read(&mut app).await.expect("PAUSE") else {
+            panic!("expected PAUSE");
+        };
+        assert!(hierarchy, "the PAUSE asks for the hierarchy");
+        let wire: uatu_device::agent::AppHierarchy = serde_json::from_value(serde_json::json!({
+            "root": {"resource_id": "", "text": "", "content_description": "", "class_name": "",
+                     "package": "app.folio", "clickable": false, "enabled": true, "checked": false,
+                     "focused": false, "selected": false, "scrollable": false,
+                     "bounds": {"left": 0, "top": 0, "right": 320, "bottom": 470},
+                     "children": [{"resource_id": "app.folio:id/submit", "text": "Submit",
+                         "content_description": "", "class_name": "android.widget.Button",
+                         "package": "app.folio", "clickable": true, "enabled": false, "checked": false,
+                         "focused": false, "selected": false, "scrollable": false,
+                         "bounds": {"left": 10, "top": 100, "right": 310, "bottom": 150}, "children": []}]},
+            "screen_width": 320, "screen_height": 470
+        }))
+        .expect("a valid hierarchy");
+        let state = Message::State {
+            id,
+            snapshots: Default::default(),
+            exceptions: vec![],
+            logs: vec![],
+            coverage: None,
+            hierarchy: Some(wire),
+        };
+        frame::write_frame(&mut app, &state).await.expect("STATE");
+        app
+    });
+    let state = listener.pause_with_hierarchy(WAIT).await.expect("STATE");
+    let hierarchy = state.hierarchy.expect("the hierarchy arrived");
+    assert_eq!(hierarchy.screen.width, 320);
+    let submit = uatu_device::selector::Selector::parse("id:submit")
+        .expect("selector")
+        .find(&hierarchy.root)
+        .expect("id:submit resolves");
+    assert!(!submit.enabled);
+    assert_eq!(submit.bounds.top, 100);
+    let _app = answering.await.expect("app task");
 }

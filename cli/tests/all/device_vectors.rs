@@ -74,11 +74,14 @@ async fn every_vector_decodes_as_expected() {
                 if &got != ok {
                     failures.push(format!("{file}: decoded {got}, expected {ok}"));
                 }
-                let handshake = match (&message, check_hello(&message)) {
+                let listener_token = vector.get("listener_token").and_then(Value::as_str);
+                let handshake = match (&message, check_hello(&message, listener_token)) {
                     (Message::Hello { .. }, Ok(_)) => Some("accepted"),
                     (Message::Hello { .. }, Err(DisconnectReason::VersionMismatch { .. })) => {
                         Some("version_mismatch")
                     }
+                    (Message::Hello { .. }, Err(DisconnectReason::TokenMissing)) => Some("token_missing"),
+                    (Message::Hello { .. }, Err(DisconnectReason::TokenMismatch)) => Some("token_mismatch"),
                     (Message::Hello { .. }, Err(other)) => {
                         panic!("{file}: unexpected handshake result {other}")
                     }
@@ -156,6 +159,12 @@ fn the_manifest_lists_every_vector_file_and_covers_the_protocol() {
             if state.get("coverage").is_none() {
                 covered.insert("STATE without coverage".into());
             }
+            if state.get("hierarchy").is_some() {
+                covered.insert("STATE with hierarchy".into());
+            }
+        }
+        if expected["ok"]["type"] == "PAUSE" && expected["ok"]["hierarchy"] == true {
+            covered.insert("PAUSE asking for the hierarchy".into());
         }
     }
     let required = [
@@ -173,6 +182,10 @@ fn the_manifest_lists_every_vector_file_and_covers_the_protocol() {
         "invalid_message",
         "accepted",
         "version_mismatch",
+        "token_missing",
+        "token_mismatch",
+        "STATE with hierarchy",
+        "PAUSE asking for the hierarchy",
     ];
     let missing: Vec<_> = required.iter().filter(|r| !covered.contains(**r)).collect();
     assert!(missing.is_empty(), "no vector for {missing:?}");

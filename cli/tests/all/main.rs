@@ -16,6 +16,8 @@ mod plugin_first_party;
 mod plugin_hostile;
 mod run_folio;
 mod run_plugins;
+mod sdk_android_harness;
+mod sdk_hierarchy;
 mod sim_driver;
 mod sim_sdk;
 mod spec_build;

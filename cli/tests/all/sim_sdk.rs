@@ -43,7 +43,7 @@ async fn accept_hello(listener: &UnixListener) -> UnixStream {
 
 /// PAUSE then STATE: returns the STATE's fields.
 async fn pause(stream: &mut UnixStream, id: u64) -> (serde_json::Map<String, serde_json::Value>, Message) {
-    frame::write_frame(stream, &Message::Pause { id })
+    frame::write_frame(stream, &Message::Pause { id, hierarchy: false })
         .await
         .expect("PAUSE");
     let state = read(stream).await.expect("STATE");
@@ -211,9 +211,15 @@ async fn the_sdk_reconnects_when_the_host_drops_the_connection() {
     let listener = UnixListener::bind(&socket).expect("bind");
     let (sim, mut client) = start(Bugs::none(), Some(socket)).await;
     let mut stream = accept_hello(&listener).await;
-    frame::write_frame(&mut stream, &Message::Pause { id: 1 })
-        .await
-        .expect("PAUSE");
+    frame::write_frame(
+        &mut stream,
+        &Message::Pause {
+            id: 1,
+            hierarchy: false,
+        },
+    )
+    .await
+    .expect("PAUSE");
     read(&mut stream).await.expect("STATE");
     // The host goes away mid-pause: the SDK must not leave the app paused, and comes back.
     drop(stream);

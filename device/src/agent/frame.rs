@@ -96,7 +96,10 @@ mod tests {
 
     #[tokio::test]
     async fn a_message_survives_a_round_trip() {
-        let message = Message::Pause { id: 7 };
+        let message = Message::Pause {
+            id: 7,
+            hierarchy: true,
+        };
         let frame = encode(&message).expect("encodes");
         assert_eq!(&frame[..4], &(frame.len() as u32 - 4).to_be_bytes());
         let decoded = read_frame(&mut frame.as_slice()).await.expect("decodes");

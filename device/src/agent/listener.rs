@@ -5,7 +5,12 @@
 //! relaunch) its connection ends, the reason is recorded in [`AgentStatus`],
 //! and the next process to connect is accepted in its place, so a run can
 //! record "app disconnected" and carry on once it reconnects.
+//!
+//! Besides the Unix socket it can listen on a loopback TCP port (what the
+//! Android sidecar's reverse forward leads to); a HELLO must then carry the
+//! run token the host passed to the app at launch (`proto/agent.md` §1a).
 
+use std::net::{Ipv4Addr, SocketAddr};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,22 +18,26 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde::Serialize;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::{UnixListener, UnixStream};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::{mpsc, watch};
 use tokio::task::{AbortHandle, JoinHandle};
 use tokio::time::Instant;
 
 use super::frame::{self, FrameError};
-use super::message::{MAX_FRAME_BYTES, Message, PROTOCOL_VERSION};
-use crate::model::{ExceptionInfo, LogEntry};
+use super::message::{CAPABILITY_HIERARCHY, MAX_FRAME_BYTES, Message, PROTOCOL_VERSION};
+use crate::model::{ExceptionInfo, Hierarchy, LogEntry};
 
 /// The socket's file name inside the listener's private directory.
 pub const SOCKET_FILE_NAME: &str = "agent.sock";
 
 /// The GOODBYE reason a second app gets while another one is attached.
 pub const ANOTHER_APP_ATTACHED: &str = "another app is attached";
+
+/// A fresh run token (32 hex digits) for [`ListenerConfig::token`], to pass to the app at launch.
+pub fn generate_token() -> String {
+    format!("{:032x}", rand::random::<u128>())
+}
 
 #[derive(Debug, Clone)]
 pub struct ListenerConfig {
@@ -43,6 +52,11 @@ pub struct ListenerConfig {
     /// for that one to end before it is turned away: a restarted app often
     /// connects before the host has read the old connection's end of file.
     pub reconnect_grace: Duration,
+    /// The run token a HELLO must carry; `None` accepts any HELLO on the Unix socket.
+    pub token: Option<String>,
+    /// Also accept connections on this TCP port of 127.0.0.1 (0 picks a free one).
+    /// Requires [`token`](Self::token): a loopback port is open to every local user.
+    pub tcp_port: Option<u16>,
 }
 
 impl Default for ListenerConfig {
@@ -52,6 +66,8 @@ impl Default for ListenerConfig {
             hello_timeout: Duration::from_secs(5),
             write_timeout: Duration::from_secs(5),
             reconnect_grace: Duration::from_millis(250),
+            token: None,
+            tcp_port: None,
         }
     }
 }
@@ -63,6 +79,15 @@ pub struct Hello {
     pub sdk_version: String,
     pub platform: String,
     pub app_id: String,
+    /// What the SDK can do beyond the base protocol (`proto/agent.md` §3).
+    pub capabilities: Vec<String>,
+}
+
+impl Hello {
+    /// Whether the SDK reads its own windows, so a PAUSE may ask for the hierarchy.
+    pub fn has_hierarchy(&self) -> bool {
+        self.capabilities.iter().any(|c| c == CAPABILITY_HIERARCHY)
+    }
 }
 
 /// The app's answer to one PAUSE: its state at a safe point of its main loop.
@@ -74,6 +99,8 @@ pub struct AgentState {
     pub logs: Vec<LogEntry>,
     /// Probe ids hit since the previous STATE; `None` when the app has no coverage.
     pub coverage: Option<Vec<String>>,
+    /// The app's windows, when the PAUSE asked for them and the SDK could read them.
+    pub hierarchy: Option<Hierarchy>,
 }
 
 /// Why an app connection ended (or was refused during its handshake).
@@ -97,6 +124,10 @@ pub enum DisconnectReason {
     HelloTimeout(Duration),
     #[error("protocol version mismatch: the host speaks version {host}, the app's SDK speaks version {app}")]
     VersionMismatch { host: u32, app: u32 },
+    #[error("run token missing: this host requires the token it passed to the app at launch")]
+    TokenMissing,
+    #[error("run token mismatch: the app's token is not this run's")]
+    TokenMismatch,
     #[error("socket error: {0}")]
     Io(String),
 }
@@ -160,6 +191,16 @@ pub enum AgentError {
         #[source]
         source: std::io::Error,
     },
+    #[error("cannot listen for the SDK on {addr}: {source}")]
+    TcpSetup {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "listening for the SDK on a TCP port needs a run token: any local user can reach a loopback port"
+    )]
+    TcpWithoutToken,
     #[error("no app is connected to the SDK socket {path}")]
     NotConnected { path: PathBuf },
     #[error("no app connected to the SDK socket {path} within {after:?}{}", last_attempt(.last))]
@@ -184,14 +225,17 @@ fn last_attempt(last: &Option<DisconnectReason>) -> String {
         .unwrap_or_default()
 }
 
-/// Checks the first frame of a connection: a HELLO of this protocol version.
-pub fn check_hello(message: &Message) -> Result<Hello, DisconnectReason> {
+/// Checks the first frame of a connection: a HELLO of this protocol version,
+/// carrying `required_token` when the listener requires one.
+pub fn check_hello(message: &Message, required_token: Option<&str>) -> Result<Hello, DisconnectReason> {
     match message {
         Message::Hello {
             protocol_version,
             sdk_version,
             platform,
             app_id,
+            token,
+            capabilities,
         } => {
             if *protocol_version != PROTOCOL_VERSION {
                 return Err(DisconnectReason::VersionMismatch {
@@ -199,15 +243,31 @@ pub fn check_hello(message: &Message) -> Result<Hello, DisconnectReason> {
                     app: *protocol_version,
                 });
             }
+            if let Some(required) = required_token {
+                match token {
+                    None => return Err(DisconnectReason::TokenMissing),
+                    Some(token) if !constant_time_eq(token.as_bytes(), required.as_bytes()) => {
+                        return Err(DisconnectReason::TokenMismatch);
+                    }
+                    Some(_) => {}
+                }
+            }
             Ok(Hello {
                 protocol_version: *protocol_version,
                 sdk_version: sdk_version.clone(),
                 platform: platform.clone(),
                 app_id: app_id.clone(),
+                capabilities: capabilities.clone(),
             })
         }
         other => Err(DisconnectReason::NoHello(message_name(other).to_string())),
     }
+}
+
+/// Compares without stopping at the first difference, so the time taken says
+/// nothing about how much of a guessed token was right.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 fn message_name(message: &Message) -> &'static str {
@@ -220,7 +280,8 @@ fn message_name(message: &Message) -> &'static str {
     }
 }
 
-type Writer = Arc<tokio::sync::Mutex<OwnedWriteHalf>>;
+type Reader = Box<dyn AsyncRead + Send + Unpin>;
+type Writer = Arc<tokio::sync::Mutex<Box<dyn AsyncWrite + Send + Unpin>>>;
 
 #[derive(Default)]
 struct Slot {
@@ -277,7 +338,8 @@ struct PauseState {
 pub struct AgentListener {
     shared: Arc<Shared>,
     dir: PathBuf,
-    accept: JoinHandle<()>,
+    accept: Vec<JoinHandle<()>>,
+    tcp_addr: Option<SocketAddr>,
     pauses: tokio::sync::Mutex<PauseState>,
     next_id: AtomicU64,
 }
@@ -285,6 +347,9 @@ pub struct AgentListener {
 impl AgentListener {
     /// Creates the private directory and the socket, and starts accepting apps.
     pub async fn bind(config: ListenerConfig) -> Result<Self, AgentError> {
+        if config.tcp_port.is_some() && config.token.is_none() {
+            return Err(AgentError::TcpWithoutToken);
+        }
         let parent = config.parent.clone().unwrap_or_else(std::env::temp_dir);
         let dir = create_private_dir(&parent)?;
         let socket_path = dir.join(SOCKET_FILE_NAME);
@@ -298,6 +363,22 @@ impl AgentListener {
                 });
             }
         };
+        let tcp = match config.tcp_port {
+            None => None,
+            Some(port) => {
+                let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+                match TcpListener::bind(addr)
+                    .await
+                    .and_then(|l| Ok((l.local_addr()?, l)))
+                {
+                    Ok(bound) => Some(bound),
+                    Err(source) => {
+                        let _ = std::fs::remove_dir_all(&dir);
+                        return Err(AgentError::TcpSetup { addr, source });
+                    }
+                }
+            }
+        };
         let (states_tx, states_rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             socket_path,
@@ -307,11 +388,16 @@ impl AgentListener {
             states: states_tx,
             tasks: Mutex::new(Vec::new()),
         });
-        let accept = tokio::spawn(accept_loop(listener, shared.clone()));
+        let mut accept = vec![tokio::spawn(accept_unix(listener, shared.clone()))];
+        let tcp_addr = tcp.map(|(addr, listener)| {
+            accept.push(tokio::spawn(accept_tcp(listener, shared.clone())));
+            addr
+        });
         Ok(Self {
             shared,
             dir,
             accept,
+            tcp_addr,
             pauses: tokio::sync::Mutex::new(PauseState {
                 states: states_rx,
                 paused: None,
@@ -323,6 +409,11 @@ impl AgentListener {
     /// The path apps connect to (given to the app, e.g. in an environment variable).
     pub fn socket_path(&self) -> &Path {
         &self.shared.socket_path
+    }
+
+    /// The loopback TCP address apps may connect to (with the run token), when listening on one.
+    pub fn tcp_addr(&self) -> Option<SocketAddr> {
+        self.tcp_addr
     }
 
     /// The private directory holding the socket, removed when the listener is dropped.
@@ -359,16 +450,26 @@ impl AgentListener {
     /// stays paused until [`resume`](Self::resume). STATEs answering earlier
     /// PAUSEs (that timed out) are ignored.
     pub async fn pause(&self, timeout: Duration) -> Result<AgentState, AgentError> {
+        self.pause_asking(timeout, false).await
+    }
+
+    /// Like [`pause`](Self::pause), and asks the app for the hierarchy of its
+    /// windows when its HELLO advertised it; the STATE's `hierarchy` is `None`
+    /// otherwise, or when the SDK could not read it.
+    pub async fn pause_with_hierarchy(&self, timeout: Duration) -> Result<AgentState, AgentError> {
+        let can = self
+            .status()
+            .last_hello
+            .is_some_and(|hello| hello.has_hierarchy());
+        self.pause_asking(timeout, can).await
+    }
+
+    async fn pause_asking(&self, timeout: Duration, hierarchy: bool) -> Result<AgentState, AgentError> {
         let mut pauses = self.pauses.lock().await;
         let mut status = self.shared.status.subscribe();
-        let (connection, writer) = self
-            .shared
-            .attached_writer()
-            .ok_or_else(|| AgentError::NotConnected {
-                path: self.shared.socket_path.clone(),
-            })?;
+        let (connection, writer) = self.attached()?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
-        self.send(&writer, &Message::Pause { id }).await?;
+        self.send(&writer, &Message::Pause { id, hierarchy }).await?;
         let deadline = Instant::now() + timeout;
         loop {
             if status.borrow_and_update().connected != Some(connection) {
@@ -413,6 +514,31 @@ impl AgentListener {
         }
     }
 
+    /// Says GOODBYE to the attached app and closes the host's side of its
+    /// connection; the app (which treats it as the end of the connection) may
+    /// connect again.
+    pub async fn disconnect(&self, reason: &str) -> Result<(), AgentError> {
+        let (_, writer) = self.attached()?;
+        self.send(
+            &writer,
+            &Message::Goodbye {
+                reason: reason.to_string(),
+            },
+        )
+        .await?;
+        let _ = writer.lock().await.shutdown().await;
+        Ok(())
+    }
+
+    /// The attached connection and its writer.
+    fn attached(&self) -> Result<(u64, Writer), AgentError> {
+        self.shared
+            .attached_writer()
+            .ok_or_else(|| AgentError::NotConnected {
+                path: self.shared.socket_path.clone(),
+            })
+    }
+
     fn disconnected(&self) -> AgentError {
         AgentError::Disconnected(self.status().last_disconnect.unwrap_or(DisconnectReason::Closed))
     }
@@ -438,7 +564,9 @@ impl AgentListener {
 
 impl Drop for AgentListener {
     fn drop(&mut self) {
-        self.accept.abort();
+        for accept in &self.accept {
+            accept.abort();
+        }
         let tasks = std::mem::take(&mut *self.shared.tasks.lock().unwrap_or_else(|p| p.into_inner()));
         for task in tasks {
             task.abort();
@@ -490,12 +618,12 @@ fn bind_socket(path: &Path) -> std::io::Result<UnixListener> {
     Ok(listener)
 }
 
-async fn accept_loop(listener: UnixListener, shared: Arc<Shared>) {
+async fn accept_unix(listener: UnixListener, shared: Arc<Shared>) {
     loop {
         match listener.accept().await {
             Ok((stream, _)) => {
-                let task = tokio::spawn(handle_client(shared.clone(), stream));
-                shared.track(task.abort_handle());
+                let (reader, writer) = stream.into_split();
+                spawn_client(&shared, Box::new(reader), Box::new(writer));
             }
             // Out of file descriptors and the like: wait rather than spin.
             Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
@@ -503,13 +631,30 @@ async fn accept_loop(listener: UnixListener, shared: Arc<Shared>) {
     }
 }
 
-async fn handle_client(shared: Arc<Shared>, stream: UnixStream) {
+async fn accept_tcp(listener: TcpListener, shared: Arc<Shared>) {
+    loop {
+        match listener.accept().await {
+            Ok((stream, _)) => {
+                let _ = stream.set_nodelay(true);
+                let (reader, writer) = stream.into_split();
+                spawn_client(&shared, Box::new(reader), Box::new(writer));
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+}
+
+fn spawn_client(shared: &Arc<Shared>, reader: Reader, writer: Box<dyn AsyncWrite + Send + Unpin>) {
+    let task = tokio::spawn(handle_client(shared.clone(), reader, writer));
+    shared.track(task.abort_handle());
+}
+
+async fn handle_client(shared: Arc<Shared>, reader: Reader, writer: Box<dyn AsyncWrite + Send + Unpin>) {
     let connection = match shared.claim() {
         Some(connection) => Some(connection),
         None => wait_for_free_slot(&shared).await,
     };
-    let (reader, writer) = stream.into_split();
-    let writer = Arc::new(tokio::sync::Mutex::new(writer));
+    let writer: Writer = Arc::new(tokio::sync::Mutex::new(writer));
     let Some(connection) = connection else {
         shared.status.send_modify(|s| s.rejected_clients += 1);
         say_goodbye(&shared, &writer, ANOTHER_APP_ATTACHED).await;
@@ -561,18 +706,13 @@ async fn wait_for_free_slot(shared: &Shared) -> Option<u64> {
 }
 
 /// Runs one connection from its HELLO to its end; returns why it ended.
-async fn serve(
-    shared: &Shared,
-    connection: u64,
-    reader: &mut OwnedReadHalf,
-    writer: &Writer,
-) -> DisconnectReason {
+async fn serve(shared: &Shared, connection: u64, reader: &mut Reader, writer: &Writer) -> DisconnectReason {
     let first = match tokio::time::timeout(shared.config.hello_timeout, frame::read_frame(reader)).await {
         Err(_) => return DisconnectReason::HelloTimeout(shared.config.hello_timeout),
         Ok(Err(error)) => return DisconnectReason::from_frame_error(error),
         Ok(Ok(message)) => message,
     };
-    let hello = match check_hello(&first) {
+    let hello = match check_hello(&first, shared.config.token.as_deref()) {
         Ok(hello) => hello,
         Err(reason) => return reason,
     };
@@ -594,6 +734,7 @@ async fn serve(
                 exceptions,
                 logs,
                 coverage,
+                hierarchy,
             }) => {
                 let state = AgentState {
                     id,
@@ -601,6 +742,7 @@ async fn serve(
                     exceptions,
                     logs,
                     coverage,
+                    hierarchy: hierarchy.map(Hierarchy::from),
                 };
                 // Only fails once the listener is gone.
                 let _ = shared.states.send((connection, state));
@@ -628,7 +770,7 @@ async fn say_goodbye(shared: &Shared, writer: &Writer, reason: &str) {
 /// Discards what the app still sends for a moment after our side is shut
 /// down: closing a Unix socket with unread data resets it, and the app could
 /// lose the GOODBYE it has not read yet.
-async fn drain(mut reader: OwnedReadHalf) {
+async fn drain(mut reader: Reader) {
     let drain = async {
         let mut buffer = [0u8; 8192];
         let mut discarded = 0;
@@ -647,23 +789,30 @@ mod tests {
     use super::*;
 
     fn hello(version: u32) -> Message {
+        hello_with_token(version, None)
+    }
+
+    fn hello_with_token(version: u32, token: Option<&str>) -> Message {
         Message::Hello {
             protocol_version: version,
             sdk_version: "1.0.0".into(),
             platform: "sim".into(),
             app_id: "app.folio".into(),
+            token: token.map(str::to_string),
+            capabilities: vec![CAPABILITY_HIERARCHY.into()],
         }
     }
 
     #[test]
     fn a_hello_of_this_version_is_accepted() {
-        let hello = check_hello(&hello(PROTOCOL_VERSION)).expect("accepted");
+        let hello = check_hello(&hello(PROTOCOL_VERSION), None).expect("accepted");
         assert_eq!(hello.app_id, "app.folio");
+        assert!(hello.has_hierarchy());
     }
 
     #[test]
     fn a_version_mismatch_names_both_versions() {
-        let reason = check_hello(&hello(PROTOCOL_VERSION + 1)).unwrap_err();
+        let reason = check_hello(&hello(PROTOCOL_VERSION + 1), None).unwrap_err();
         let text = reason.to_string();
         assert!(
             text.contains(&format!("host speaks version {PROTOCOL_VERSION}")),
@@ -677,8 +826,35 @@ mod tests {
 
     #[test]
     fn a_first_frame_other_than_hello_is_refused() {
-        let reason = check_hello(&Message::Pause { id: 1 }).unwrap_err();
+        let reason = check_hello(
+            &Message::Pause {
+                id: 1,
+                hierarchy: false,
+            },
+            None,
+        )
+        .unwrap_err();
         assert_eq!(reason, DisconnectReason::NoHello("PAUSE".into()));
+    }
+
+    #[test]
+    fn a_required_token_must_be_there_and_equal() {
+        let token = generate_token();
+        assert_eq!(token.len(), 32);
+        assert_ne!(token, generate_token(), "tokens are fresh");
+        let with = |t: Option<&str>| check_hello(&hello_with_token(PROTOCOL_VERSION, t), Some(&token));
+        assert!(with(Some(&token)).is_ok());
+        assert_eq!(with(None).unwrap_err(), DisconnectReason::TokenMissing);
+        assert_eq!(with(Some("guess")).unwrap_err(), DisconnectReason::TokenMismatch);
+        let near = format!("{}0", &token[..31]);
+        assert_eq!(with(Some(&near)).unwrap_err(), DisconnectReason::TokenMismatch);
+        let refusal = DisconnectReason::TokenMismatch.to_string();
+        assert!(
+            refusal.starts_with("run token") && !refusal.contains(&token),
+            "{refusal}"
+        );
+        // A token sent to a listener that requires none is fine.
+        assert!(check_hello(&hello_with_token(PROTOCOL_VERSION, Some("x")), None).is_ok());
     }
 
     #[test]

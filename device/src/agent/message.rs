@@ -2,13 +2,16 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{ExceptionInfo, LogEntry};
+use crate::model::{Bounds, ExceptionInfo, Hierarchy, LogEntry, Node, ScreenSize};
 
 /// The protocol version this host speaks; HELLO carries the SDK's.
 pub const PROTOCOL_VERSION: u32 = 1;
 
 /// The largest frame payload either side accepts (16 MiB).
 pub const MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
+
+/// The HELLO capability of an SDK that answers `PAUSE{"hierarchy":true}`.
+pub const CAPABILITY_HIERARCHY: &str = "hierarchy";
 
 /// One frame's payload. The JSON object's `type` field names the message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -20,9 +23,20 @@ pub enum Message {
         sdk_version: String,
         platform: String,
         app_id: String,
+        /// The run token the host passed to the app at launch (`proto/agent.md` §1a).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
+        /// What the SDK can do beyond the base messages, e.g. [`CAPABILITY_HIERARCHY`].
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        capabilities: Vec<String>,
     },
     /// Host → SDK: stop the main loop at the next safe point and report.
-    Pause { id: u64 },
+    Pause {
+        id: u64,
+        /// Also send the hierarchy of the app's windows.
+        #[serde(default, skip_serializing_if = "is_false")]
+        hierarchy: bool,
+    },
     /// SDK → host: the answer to the PAUSE with the same id.
     State {
         id: u64,
@@ -35,9 +49,77 @@ pub enum Message {
         /// Probe ids hit since the previous STATE; absent when the app has no coverage.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         coverage: Option<Vec<String>>,
+        /// The app's windows, when the PAUSE asked for them and the SDK could read them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hierarchy: Option<AppHierarchy>,
     },
     /// Host → SDK: continue after the PAUSE with the same id.
     Resume { id: u64 },
     /// Either side, before closing.
     Goodbye { reason: String },
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+/// The hierarchy a STATE carries: `driver.proto`'s `HierarchyResponse` in its
+/// JSON mapping with the proto field names, every field required.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppHierarchy {
+    pub root: AppNode,
+    pub screen_width: u32,
+    pub screen_height: u32,
+}
+
+/// `driver.proto`'s `Node` in its JSON mapping.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppNode {
+    pub resource_id: String,
+    pub text: String,
+    pub content_description: String,
+    pub class_name: String,
+    pub package: String,
+    pub clickable: bool,
+    pub enabled: bool,
+    pub checked: bool,
+    pub focused: bool,
+    pub selected: bool,
+    pub scrollable: bool,
+    pub bounds: Bounds,
+    pub children: Vec<AppNode>,
+}
+
+impl From<AppHierarchy> for Hierarchy {
+    fn from(wire: AppHierarchy) -> Self {
+        Hierarchy {
+            root: wire.root.into(),
+            screen: ScreenSize {
+                width: wire.screen_width,
+                height: wire.screen_height,
+            },
+        }
+    }
+}
+
+impl From<AppNode> for Node {
+    fn from(wire: AppNode) -> Self {
+        Node {
+            id: wire.resource_id,
+            text: wire.text,
+            desc: wire.content_description,
+            class_name: wire.class_name,
+            package: wire.package,
+            clickable: wire.clickable,
+            enabled: wire.enabled,
+            checked: wire.checked,
+            focused: wire.focused,
+            selected: wire.selected,
+            scrollable: wire.scrollable,
+            bounds: wire.bounds,
+            children: wire.children.into_iter().map(Node::from).collect(),
+        }
+    }
 }

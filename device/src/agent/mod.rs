@@ -7,5 +7,6 @@ pub mod message;
 
 pub use listener::{
     AgentError, AgentListener, AgentState, AgentStatus, DisconnectReason, Hello, ListenerConfig, check_hello,
+    generate_token,
 };
 pub use message::*;

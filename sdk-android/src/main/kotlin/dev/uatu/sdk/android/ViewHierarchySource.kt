@@ -1,0 +1,119 @@
+package dev.uatu.sdk.android
+
+import android.app.Application
+import android.content.res.Resources
+import android.graphics.Rect
+import android.os.Build
+import android.view.View
+import android.view.ViewGroup
+import android.view.WindowManager
+import android.widget.Checkable
+import android.widget.TextView
+import dev.uatu.sdk.core.Bounds
+import dev.uatu.sdk.core.Hierarchy
+import dev.uatu.sdk.core.HierarchySource
+import dev.uatu.sdk.core.Node
+
+/**
+ * The app's own windows as driver.proto's hierarchy, read on the main thread
+ * at a pause: what `uiautomator dump` reports for the app, without leaving the
+ * process. Each shown View becomes a node with its visible bounds on screen
+ * (clipped by its parents, as the accessibility service reports them); views
+ * that are not VISIBLE, or clipped away entirely, are left out with their
+ * subtrees. It cannot see system windows (the status bar, permission dialogs,
+ * other apps): for those the host falls back to the sidecar's dump.
+ */
+class ViewHierarchySource(private val application: Application, private val activities: ActivityWindows) : HierarchySource {
+    override fun capture(): Hierarchy {
+        val screen = screenBounds()
+        val windows = rootViews().mapNotNull { node(it, screen) }
+        val root = Node(
+            className = "",
+            packageName = application.packageName,
+            enabled = true,
+            bounds = Bounds(screen.left, screen.top, screen.right, screen.bottom),
+            children = windows,
+        )
+        return Hierarchy(root, screen.width(), screen.height())
+    }
+
+    /** Every window's root view, bottom to top; the started activities' when the window list is out of reach. */
+    fun rootViews(): List<View> {
+        val global = windowManagerViews()
+        val views = global ?: activities.activities.map { it.window.decorView }
+        val shown = views.filter { it.isAttachedToWindow && it.isShown }
+        // Windows hidden by the window manager (a stopped activity's) are left out, unless it
+        // reports none visible at all, as during a transition or under Robolectric, which never
+        // sets window visibility: then every attached window is reported.
+        return shown.filter { it.windowVisibility == View.VISIBLE }.ifEmpty { shown }
+    }
+
+    @Suppress("DiscouragedPrivateApi", "PrivateApi")
+    private fun windowManagerViews(): List<View>? = try {
+        // The list Espresso's RootsOracle reads too: every window this process added, dialogs included.
+        val globalClass = Class.forName("android.view.WindowManagerGlobal")
+        val global = globalClass.getMethod("getInstance").invoke(null)
+        val field = globalClass.getDeclaredField("mViews").apply { isAccessible = true }
+        @Suppress("UNCHECKED_CAST")
+        (field.get(global) as List<View>).toList()
+    } catch (e: ReflectiveOperationException) {
+        null
+    } catch (e: RuntimeException) {
+        null
+    }
+
+    private fun screenBounds(): Rect {
+        val windowManager = application.getSystemService(WindowManager::class.java)
+        return if (Build.VERSION.SDK_INT >= 30 && windowManager != null) {
+            Rect(windowManager.maximumWindowMetrics.bounds)
+        } else {
+            val metrics = application.resources.displayMetrics
+            Rect(0, 0, metrics.widthPixels, metrics.heightPixels)
+        }
+    }
+
+    private val location = IntArray(2)
+
+    private fun node(view: View, clip: Rect): Node? {
+        if (view.visibility != View.VISIBLE) return null
+        view.getLocationOnScreen(location)
+        val bounds = Rect(location[0], location[1], location[0] + view.width, location[1] + view.height)
+        if (!bounds.intersect(clip)) return null
+        val children = if (view is ViewGroup) {
+            (0 until view.childCount).mapNotNull { node(view.getChildAt(it), bounds) }
+        } else {
+            emptyList()
+        }
+        val info = view.createAccessibilityNodeInfo()
+        try {
+            return Node(
+                resourceId = resourceName(view),
+                text = (view as? TextView)?.text?.toString() ?: info.text?.toString().orEmpty(),
+                contentDescription = view.contentDescription?.toString() ?: info.contentDescription?.toString().orEmpty(),
+                className = view.accessibilityClassName?.toString() ?: view.javaClass.name,
+                packageName = application.packageName,
+                clickable = view.isClickable,
+                enabled = view.isEnabled,
+                checked = (view as? Checkable)?.isChecked ?: info.isChecked,
+                focused = view.isFocused,
+                selected = view.isSelected,
+                scrollable = info.isScrollable,
+                bounds = Bounds(bounds.left, bounds.top, bounds.right, bounds.bottom),
+                children = children,
+            )
+        } finally {
+            @Suppress("DEPRECATION")
+            info.recycle()
+        }
+    }
+
+    /** `package:id/name`, as uiautomator writes resource ids; empty for views without one. */
+    private fun resourceName(view: View): String {
+        if (view.id == View.NO_ID || view.id ushr 24 == 0) return ""
+        return try {
+            view.resources.getResourceName(view.id)
+        } catch (e: Resources.NotFoundException) {
+            ""
+        }
+    }
+}
