@@ -11,8 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value, json};
 
 use super::bugs::{Bug, Bugs};
-use super::screen::{self, Activate};
-use uatu_device::model::{ExceptionInfo, Hierarchy, Key, LogEntry, LogLevel, Point, ScreenSize};
+use uatu_device::model::{ExceptionInfo, Key, LogEntry, LogLevel};
 
 pub const SCREEN_WIDTH: i32 = 1080;
 pub const SCREEN_HEIGHT: i32 = 2400;
@@ -76,6 +75,30 @@ impl Kind {
             Kind::Debit => "debit",
         }
     }
+}
+
+/// What tapping a widget means to the app; the simulated device finds it by hit-testing the
+/// screen built from this model (`screen::resolve_tap`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Activate {
+    Focus(Field),
+    SubmitLogin,
+    AddAccount,
+    Logout,
+    OpenAccount(String),
+    SubmitAccount,
+    AddTxn,
+    SetKind(Kind),
+    SubmitTxn,
+    Back,
+    LauncherIcon,
+}
+
+/// A swipe over a scrollable list: how far it moves the content and the furthest it can go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scroll {
+    pub by: i32,
+    pub max: i32,
 }
 
 /// A text field of the app, named by its content description.
@@ -268,21 +291,21 @@ pub struct InputResult {
 }
 
 impl InputResult {
-    fn delivered() -> InputResult {
+    pub fn delivered() -> InputResult {
         InputResult {
             delivered: true,
             detail: String::new(),
         }
     }
 
-    fn noted(detail: impl Into<String>) -> InputResult {
+    pub fn noted(detail: impl Into<String>) -> InputResult {
         InputResult {
             delivered: true,
             detail: detail.into(),
         }
     }
 
-    fn refused(detail: impl Into<String>) -> InputResult {
+    pub fn refused(detail: impl Into<String>) -> InputResult {
         InputResult {
             delivered: false,
             detail: detail.into(),
@@ -387,19 +410,19 @@ impl Folio {
 
     // ----- inputs -------------------------------------------------------
 
-    pub fn tap(&mut self, point: Point) -> InputResult {
+    /// A tap: the touch takes its time, then `hit` says what it activates on the screen as it
+    /// is at that moment (or why nothing took it).
+    pub fn tap(&mut self, hit: impl FnOnce(&Folio) -> Result<Activate, InputResult>) -> InputResult {
         self.inputs += 1;
         self.advance(TAP_MS);
-        if !(0..SCREEN_WIDTH).contains(&point.x) || !(0..SCREEN_HEIGHT).contains(&point.y) {
-            return InputResult::refused(format!("({}, {}) is off the 1080x2400 screen", point.x, point.y));
+        match hit(self) {
+            Ok(action) => {
+                self.activate(action);
+                self.settle();
+                InputResult::delivered()
+            }
+            Err(missed) => missed,
         }
-        let root = screen::build(self);
-        let Some(action) = screen::resolve_tap(&root, point) else {
-            return InputResult::noted(format!("nothing clickable at ({}, {})", point.x, point.y));
-        };
-        self.activate(action);
-        self.settle();
-        InputResult::delivered()
     }
 
     pub fn input_text(&mut self, text: &str) -> InputResult {
@@ -433,25 +456,23 @@ impl Folio {
         InputResult::delivered()
     }
 
-    pub fn swipe(&mut self, from: Point, to: Point, duration_ms: u64) -> InputResult {
+    /// A swipe of `duration_ms`: `scroll` says which way the list under it moves, if any.
+    pub fn swipe(&mut self, duration_ms: u64, scroll: impl FnOnce(&Folio) -> Option<Scroll>) -> InputResult {
         self.inputs += 1;
         self.advance(duration_ms.max(50));
         if self.process != Process::Foreground {
             return InputResult::noted("swipe on the launcher");
         }
-        let root = screen::build(self);
-        let Some((list, content_height)) = screen::scrollable_at(&root, from) else {
+        let Some(Scroll { by, max }) = scroll(self) else {
             return InputResult::noted("nothing scrollable under the swipe");
         };
-        let viewport = list.bottom - list.top;
-        let max_scroll = (content_height - viewport).max(0);
-        let scroll = match self.session.route {
+        let offset = match self.session.route {
             Route::Home => &mut self.session.home_scroll,
             _ => &mut self.session.ledger_scroll,
         };
-        let before = *scroll;
-        *scroll = (*scroll + (from.y - to.y)).clamp(0, max_scroll);
-        let moved = *scroll != before;
+        let before = *offset;
+        *offset = (*offset + by).clamp(0, max);
+        let moved = *offset != before;
         self.probe(if moved {
             "list.scroll"
         } else {
@@ -519,16 +540,6 @@ impl Folio {
     }
 
     // ----- what the app shows and reports -------------------------------
-
-    pub fn hierarchy(&self) -> Hierarchy {
-        Hierarchy {
-            root: screen::build(self).to_node(),
-            screen: ScreenSize {
-                width: SCREEN_WIDTH as u32,
-                height: SCREEN_HEIGHT as u32,
-            },
-        }
-    }
 
     /// The figure the home screen shows as the total balance.
     pub fn displayed_total(&self) -> f64 {
@@ -1172,69 +1183,6 @@ impl Folio {
             message: message.into(),
         });
     }
-}
-
-impl Folio {
-    /// Taps the centre of the element with content description `desc`; false if none is shown.
-    pub fn tap_desc(&mut self, desc: &str) -> bool {
-        let root = self.hierarchy().root;
-        let Some(centre) = root
-            .descendants()
-            .find(|node| node.desc == desc)
-            .map(|node| node.bounds.centre())
-        else {
-            return false;
-        };
-        self.tap(centre).delivered
-    }
-
-    /// Taps the field `desc` and types `text` into it.
-    pub fn type_into(&mut self, desc: &str, text: &str) -> bool {
-        self.tap_desc(desc) && self.input_text(text).delivered
-    }
-
-    /// Signs in with the demo credentials and waits out the authentication.
-    pub fn sign_in(&mut self) -> bool {
-        self.type_into("login_email", DEMO_EMAIL)
-            && self.type_into("login_password", DEMO_PASSWORD)
-            && self.tap_desc("login_submit")
-            && {
-                self.sleep(SLOW_AUTH_MS);
-                self.session.route == Route::Home
-            }
-    }
-}
-
-/// A scripted walk through every Folio screen: (name, the app showing it).
-pub fn tour(bugs: Bugs, seed: u64) -> Vec<(&'static str, Folio)> {
-    let mut screens = Vec::new();
-    let mut folio = Folio::new(bugs, seed);
-    screens.push(("01-login", folio.clone()));
-    folio.type_into("login_email", DEMO_EMAIL);
-    folio.type_into("login_password", "wrong");
-    folio.tap_desc("login_submit");
-    screens.push(("02-login-error", folio.clone()));
-    folio.type_into("login_password", DEMO_PASSWORD);
-    folio.tap_desc("login_submit");
-    screens.push(("03-login-authenticating", folio.clone()));
-    folio.sleep(SLOW_AUTH_MS);
-    screens.push(("04-home", folio.clone()));
-    folio.tap_desc("add_account_button");
-    folio.type_into("account_name_field", "Holiday fund for the whole family");
-    folio.tap_desc("add_account_submit");
-    screens.push(("05-add-account-error", folio.clone()));
-    folio.press_key(Key::Back);
-    folio.tap_desc("account_card:a1");
-    screens.push(("06-ledger", folio.clone()));
-    folio.tap_desc("add_txn_button");
-    folio.type_into("txn_amount", "12.5x");
-    folio.type_into("txn_note", &"x".repeat(MAX_NOTE_CHARS + 1));
-    folio.tap_desc("txn_credit");
-    folio.tap_desc("txn_submit");
-    screens.push(("07-add-transaction-errors", folio.clone()));
-    folio.press_key(Key::Home);
-    screens.push(("08-launcher", folio.clone()));
-    screens
 }
 
 fn normalize_name(name: &str) -> String {
