@@ -2,7 +2,7 @@
 //! screen, built from the model (the simulated device hit-tests it: `device.rs`).
 
 use super::folio::{
-    Activate, Field, Folio, Kind, PACKAGE, Process, Route, SCREEN_HEIGHT, SCREEN_WIDTH, format_money,
+    Activate, Field, Folio, Form, Kind, PACKAGE, Process, Route, SCREEN_HEIGHT, SCREEN_WIDTH, format_money,
 };
 use uatu_device::model::{Bounds, Hierarchy, Node, ScreenSize};
 
@@ -218,13 +218,6 @@ fn login(folio: &Folio, root: &mut Widget) {
         "you@example.com",
         bounds(80, 650, 1000, 790),
     );
-    field_error(
-        folio,
-        root,
-        Field::Email,
-        "email_error",
-        bounds(80, 795, 1000, 850),
-    );
     text_view(
         root,
         Role::Muted,
@@ -242,10 +235,10 @@ fn login(folio: &Folio, root: &mut Widget) {
         "password",
         bounds(80, 925, 1000, 1065),
     );
-    field_error(
+    form_error(
         folio,
         root,
-        Field::Password,
+        Form::Login,
         "login_error",
         bounds(80, 1070, 1000, 1125),
     );
@@ -415,10 +408,10 @@ fn add_account(folio: &Folio, root: &mut Widget) {
         "e.g. Holiday fund",
         bounds(80, 360, 1000, 500),
     );
-    field_error(
+    form_error(
         folio,
         root,
-        Field::AccountName,
+        Form::Account,
         "account_name_error",
         bounds(80, 510, 1000, 570),
     );
@@ -549,13 +542,7 @@ fn add_txn(folio: &Folio, root: &mut Widget) {
         "0.00",
         bounds(80, 340, 1000, 480),
     );
-    field_error(
-        folio,
-        root,
-        Field::Amount,
-        "amount_error",
-        bounds(80, 490, 1000, 550),
-    );
+    form_error(folio, root, Form::Txn, "amount_error", bounds(80, 490, 1000, 550));
     text_view(
         root,
         Role::Muted,
@@ -572,7 +559,6 @@ fn add_txn(folio: &Folio, root: &mut Widget) {
         "What was it for?",
         bounds(80, 650, 1000, 790),
     );
-    field_error(folio, root, Field::Note, "note_error", bounds(80, 800, 1000, 860));
     let group = root.push(widget(
         Role::RadioGroup,
         "android.widget.RadioGroup",
@@ -642,8 +628,9 @@ fn text_field(
     input.hint = hint;
 }
 
-fn field_error(folio: &Folio, root: &mut Widget, field: Field, id: &str, at: Bounds) {
-    if let Some(message) = folio.session.form_errors.get(&field) {
+/// The form's error message, when it shows one.
+fn form_error(folio: &Folio, root: &mut Widget, form: Form, id: &str, at: Bounds) {
+    if let Some(message) = folio.session.errors.get(&form) {
         text_view(root, Role::Error, id, message, at);
     }
 }

@@ -3,7 +3,7 @@
 
 use super::bugs::Bugs;
 use super::device;
-use super::folio::{DEMO_EMAIL, DEMO_PASSWORD, Folio, MAX_NOTE_CHARS, Route, SLOW_AUTH_MS};
+use super::folio::{DEMO_EMAIL, DEMO_PASSWORD, Folio, Route, SLOW_AUTH_MS};
 use super::screen;
 use uatu_device::model::{Key, Point};
 
@@ -64,19 +64,24 @@ pub fn tour(bugs: Bugs, seed: u64) -> Vec<(&'static str, Folio)> {
     type_into(
         &mut folio,
         "account_name_field",
-        "Holiday fund for the whole family",
+        "Holiday fund for the whole family and friends",
     );
     tap_desc(&mut folio, "add_account_submit");
     screens.push(("05-add-account-error", folio.clone()));
-    folio.press_key(Key::Back);
+    type_into(&mut folio, "account_name_field", "Holiday fund");
+    tap_desc(&mut folio, "add_account_submit");
     tap_desc(&mut folio, "account_card:a1");
+    tap_desc(&mut folio, "add_txn_button");
+    type_into(&mut folio, "txn_amount", "1,250.00");
+    type_into(&mut folio, "txn_note", "Savings plan");
+    tap_desc(&mut folio, "txn_credit");
+    tap_desc(&mut folio, "txn_submit");
     screens.push(("06-ledger", folio.clone()));
     tap_desc(&mut folio, "add_txn_button");
     type_into(&mut folio, "txn_amount", "12.5x");
-    type_into(&mut folio, "txn_note", &"x".repeat(MAX_NOTE_CHARS + 1));
     tap_desc(&mut folio, "txn_credit");
     tap_desc(&mut folio, "txn_submit");
-    screens.push(("07-add-transaction-errors", folio.clone()));
+    screens.push(("07-add-transaction-error", folio.clone()));
     folio.press_key(Key::Home);
     screens.push(("08-launcher", folio.clone()));
     screens
