@@ -102,15 +102,16 @@ fn state(step: u64) -> State {
     snapshots.insert("accounts".into(), accounts.into());
     snapshots.insert("ledger".into(), ledger.into());
     snapshots.insert("totalCents".into(), (0..20).map(|i| i * 1000).sum::<i64>().into());
-    // The keys the Folio app registers (docs/simulator.md), for examples/folio/spec.ts.
+    // The keys the reference Folio app registers (docs/simulator.md), for examples/folio/spec.ts.
     let folio_accounts: Vec<serde_json::Value> = (0..20)
-        .map(|i| serde_json::json!({"id": format!("a{i}"), "name": format!("Account {i}"), "balance_cents": i * 1000, "txn_count": 3}))
+        .map(|i| serde_json::json!({"id": format!("a{i}"), "name": format!("Account {i}"), "balance": i * 1000, "txnCount": 3}))
         .collect();
     let folio_rows: Vec<serde_json::Value> = (0..60)
-        .map(|i| serde_json::json!({"id": format!("t{i}"), "account_id": "a3", "amount_cents": 25 * i + 1, "kind": "credit", "note": ""}))
+        .map(|i| serde_json::json!({"id": format!("t{i}"), "accountId": "a3", "type": "credit", "amount": 25 * i + 1, "signed": 25 * i + 1}))
         .collect();
     snapshots.insert("logged_in".into(), true.into());
-    snapshots.insert("auth_pending".into(), false.into());
+    snapshots.insert("auth_status".into(), "logged-in".into());
+    snapshots.insert("account_count".into(), 20.into());
     snapshots.insert("accounts_folio".into(), folio_accounts.into());
     snapshots.insert("ledger_rows".into(), folio_rows.into());
     snapshots.insert("active_account_id".into(), "a3".into());
@@ -118,8 +119,12 @@ fn state(step: u64) -> State {
         "ledger_balance".into(),
         (0..60).map(|i| 25 * i + 1).sum::<i64>().into(),
     );
-    snapshots.insert("form_errors".into(), serde_json::json!({}));
     snapshots.insert("focused_input".into(), serde_json::Value::Null);
+    snapshots.insert("txn_form_type".into(), serde_json::Value::Null);
+    snapshots.insert("txn_form_account_id".into(), serde_json::Value::Null);
+    for error in ["login_error", "add_account_error", "txn_error"] {
+        snapshots.insert(error.into(), "".into());
+    }
     State {
         step,
         time: step * 700,
@@ -142,9 +147,9 @@ const RUN_LIKE_RATES: &[(&str, f64)] = &[
     ("focused_input", 0.29),
     ("active_account_id", 0.13),
     ("ledger_rows", 0.12),
-    ("form_errors", 0.10),
+    ("txn_error", 0.10),
     ("accounts", 0.03),
-    ("auth_pending", 0.02),
+    ("logged_in", 0.02),
 ];
 
 #[derive(Clone, Copy)]
@@ -224,7 +229,7 @@ fn change_part(state: &mut State, key: &str, step: u64) {
             // A new row or balance replaces an old one.
             let index = step as usize % items.len().max(1);
             if let Some(serde_json::Value::Object(item)) = items.get_mut(index) {
-                for field in ["amount_cents", "balance_cents", "amountCents", "balanceCents"] {
+                for field in ["amount", "balance", "amountCents", "balanceCents"] {
                     if item.contains_key(field) {
                         item.insert(field.into(), (step * 25).into());
                     }
@@ -233,16 +238,11 @@ fn change_part(state: &mut State, key: &str, step: u64) {
         }
         serde_json::Value::Number(_) => *value = (step * 25).into(),
         serde_json::Value::Bool(b) => *b = !*b,
-        serde_json::Value::Object(map) => {
-            if map.is_empty() {
-                map.insert("amount".into(), "not a number".into());
-            } else {
-                map.clear();
-            }
-        }
         _ => {
             *value = match key {
-                "route" => ["ledger", "add_txn"][step as usize % 2].into(),
+                "route" => ["ledger", "add-transaction"][step as usize % 2].into(),
+                "txn_error" if *value == "" => "Enter a valid amount (e.g. 12.34)".into(),
+                "txn_error" => "".into(),
                 _ => format!("{key}-{}", step % 7).into(),
             }
         }

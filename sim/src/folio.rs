@@ -11,8 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value, json};
 
 use super::bugs::{Bug, Bugs};
-use super::screen::{self, Activate};
-use uatu_device::model::{ExceptionInfo, Hierarchy, Key, LogEntry, LogLevel, Point, ScreenSize};
+use uatu_device::model::{ExceptionInfo, Key, LogEntry, LogLevel};
 
 pub const SCREEN_WIDTH: i32 = 1080;
 pub const SCREEN_HEIGHT: i32 = 2400;
@@ -24,12 +23,11 @@ pub const DEMO_PASSWORD: &str = "ledger123";
 pub const AUTH_MS: u64 = 300;
 /// How long a slow login (planted bug `slow-login`) stays authenticating.
 pub const SLOW_AUTH_MS: u64 = 5_000;
-/// Validation errors disappear on their own after this much device time.
-pub const ERROR_DISMISS_MS: u64 = 5_000;
+/// A note is trimmed and silently cut to this many characters.
 pub const MAX_NOTE_CHARS: usize = 80;
 /// Notes longer than this crash the app under the planted bug `crash-on-long-note`.
 pub const CRASHING_NOTE_CHARS: usize = 40;
-pub const MAX_ACCOUNT_NAME_CHARS: usize = 30;
+pub const MAX_ACCOUNT_NAME_CHARS: usize = 40;
 
 const TAP_MS: u64 = 150;
 const KEY_MS: u64 = 100;
@@ -56,9 +54,9 @@ impl Route {
         match self {
             Route::Login => "login",
             Route::Home => "home",
-            Route::AddAccount => "add_account",
+            Route::AddAccount => "add-account",
             Route::Ledger => "ledger",
-            Route::AddTxn => "add_txn",
+            Route::AddTxn => "add-transaction",
         }
     }
 }
@@ -76,6 +74,30 @@ impl Kind {
             Kind::Debit => "debit",
         }
     }
+}
+
+/// What tapping a widget means to the app; the simulated device finds it by hit-testing the
+/// screen built from this model (`screen::resolve_tap`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Activate {
+    Focus(Field),
+    SubmitLogin,
+    AddAccount,
+    Logout,
+    OpenAccount(String),
+    SubmitAccount,
+    AddTxn,
+    SetKind(Kind),
+    SubmitTxn,
+    Back,
+    LauncherIcon,
+}
+
+/// A swipe over a scrollable list: how far it moves the content and the furthest it can go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scroll {
+    pub by: i32,
+    pub max: i32,
 }
 
 /// A text field of the app, named by its content description.
@@ -100,13 +122,43 @@ impl Field {
     }
 
     fn route(self) -> Route {
+        self.form().route()
+    }
+
+    pub fn form(self) -> Form {
         match self {
-            Field::Email | Field::Password => Route::Login,
-            Field::AccountName => Route::AddAccount,
-            Field::Amount | Field::Note => Route::AddTxn,
+            Field::Email | Field::Password => Form::Login,
+            Field::AccountName => Form::Account,
+            Field::Amount | Field::Note => Form::Txn,
         }
     }
 }
+
+/// A form of the app; each shows at most one error message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Form {
+    Login,
+    Account,
+    Txn,
+}
+
+impl Form {
+    fn route(self) -> Route {
+        match self {
+            Form::Login => Route::Login,
+            Form::Account => Route::AddAccount,
+            Form::Txn => Route::AddTxn,
+        }
+    }
+}
+
+pub const LOGIN_FIELDS_EMPTY: &str = "Enter email and password";
+pub const LOGIN_INVALID: &str = "Invalid email or password";
+pub const ACCOUNT_NAME_REQUIRED: &str = "Account name is required";
+pub const ACCOUNT_NAME_TOO_LONG: &str = "Name is too long (max 40 characters)";
+pub const ACCOUNT_NAME_TAKEN: &str = "An account with that name already exists";
+pub const AMOUNT_INVALID: &str = "Enter a valid amount (e.g. 12.34)";
+pub const AMOUNT_NOT_POSITIVE: &str = "Amount must be greater than zero";
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Txn {
@@ -140,41 +192,25 @@ impl Account {
     }
 }
 
-/// What the app keeps on disk: survives logout, crashes and restarts.
+/// What the app keeps in its database: the accounts, their transactions and the session.
+/// It survives logout, crashes and restarts; only a fresh install (clear data) empties it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Persisted {
     pub accounts: Vec<Account>,
+    /// A session exists: the user signed in and has not logged out.
+    pub logged_in: bool,
     next_account: u32,
     next_txn: u32,
 }
 
 impl Persisted {
-    /// A fresh install: the demo user's two accounts.
-    fn demo() -> Persisted {
-        let txn = |id: &str, amount_cents: f64, kind, note: &str| Txn {
-            id: id.into(),
-            amount_cents,
-            kind,
-            note: note.into(),
-        };
+    /// A fresh install: no accounts and no session.
+    fn fresh() -> Persisted {
         Persisted {
-            accounts: vec![
-                Account {
-                    id: "a1".into(),
-                    name: "Checking".into(),
-                    txns: vec![
-                        txn("t1", 250_000.0, Kind::Credit, "Salary"),
-                        txn("t2", 4_599.0, Kind::Debit, "Groceries"),
-                    ],
-                },
-                Account {
-                    id: "a2".into(),
-                    name: "Savings".into(),
-                    txns: vec![txn("t3", 100_000.0, Kind::Credit, "Transfer")],
-                },
-            ],
-            next_account: 3,
-            next_txn: 4,
+            accounts: Vec::new(),
+            logged_in: false,
+            next_account: 1,
+            next_txn: 1,
         }
     }
 
@@ -201,7 +237,6 @@ pub enum Process {
 #[derive(Debug, Clone)]
 pub struct Session {
     pub route: Route,
-    pub logged_in: bool,
     pub email: String,
     pub password: String,
     pub focused: Option<Field>,
@@ -211,8 +246,8 @@ pub struct Session {
     pub amount: String,
     pub note: String,
     pub kind: Kind,
-    pub form_errors: BTreeMap<Field, String>,
-    errors_shown_at: u64,
+    /// The error each form shows, if any; cleared by an edit of the form or leaving its screen.
+    pub errors: BTreeMap<Form, String>,
     pub auth_until: Option<u64>,
     pub active_account: Option<String>,
     /// The total the home screen shows (refreshed on entering home).
@@ -229,8 +264,12 @@ pub struct Session {
 impl Session {
     fn new(persisted: &Persisted) -> Session {
         Session {
-            route: Route::Login,
-            logged_in: false,
+            // The stored session decides where the app opens.
+            route: if persisted.logged_in {
+                Route::Home
+            } else {
+                Route::Login
+            },
             email: String::new(),
             password: String::new(),
             focused: None,
@@ -239,8 +278,7 @@ impl Session {
             amount: String::new(),
             note: String::new(),
             kind: Kind::Debit,
-            form_errors: BTreeMap::new(),
-            errors_shown_at: 0,
+            errors: BTreeMap::new(),
             auth_until: None,
             active_account: None,
             cached_total: persisted.total_cents(),
@@ -268,21 +306,21 @@ pub struct InputResult {
 }
 
 impl InputResult {
-    fn delivered() -> InputResult {
+    pub fn delivered() -> InputResult {
         InputResult {
             delivered: true,
             detail: String::new(),
         }
     }
 
-    fn noted(detail: impl Into<String>) -> InputResult {
+    pub fn noted(detail: impl Into<String>) -> InputResult {
         InputResult {
             delivered: true,
             detail: detail.into(),
         }
     }
 
-    fn refused(detail: impl Into<String>) -> InputResult {
+    pub fn refused(detail: impl Into<String>) -> InputResult {
         InputResult {
             delivered: false,
             detail: detail.into(),
@@ -327,7 +365,7 @@ impl Folio {
     pub fn new(bugs: Bugs, seed: u64) -> Folio {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let slow_phase = rng.random_range(0..3);
-        let persisted = Persisted::demo();
+        let persisted = Persisted::fresh();
         let session = Session::new(&persisted);
         let mut folio = Folio {
             bugs,
@@ -387,19 +425,19 @@ impl Folio {
 
     // ----- inputs -------------------------------------------------------
 
-    pub fn tap(&mut self, point: Point) -> InputResult {
+    /// A tap: the touch takes its time, then `hit` says what it activates on the screen as it
+    /// is at that moment (or why nothing took it).
+    pub fn tap(&mut self, hit: impl FnOnce(&Folio) -> Result<Activate, InputResult>) -> InputResult {
         self.inputs += 1;
         self.advance(TAP_MS);
-        if !(0..SCREEN_WIDTH).contains(&point.x) || !(0..SCREEN_HEIGHT).contains(&point.y) {
-            return InputResult::refused(format!("({}, {}) is off the 1080x2400 screen", point.x, point.y));
+        match hit(self) {
+            Ok(action) => {
+                self.activate(action);
+                self.settle();
+                InputResult::delivered()
+            }
+            Err(missed) => missed,
         }
-        let root = screen::build(self);
-        let Some(action) = screen::resolve_tap(&root, point) else {
-            return InputResult::noted(format!("nothing clickable at ({}, {})", point.x, point.y));
-        };
-        self.activate(action);
-        self.settle();
-        InputResult::delivered()
     }
 
     pub fn input_text(&mut self, text: &str) -> InputResult {
@@ -419,7 +457,7 @@ impl Folio {
         }
         let room = FIELD_MAX_CHARS.saturating_sub(value.chars().count());
         value.extend(text.chars().take(room));
-        if self.session.form_errors.remove(&field).is_some() {
+        if self.session.errors.remove(&field.form()).is_some() {
             self.probe("form.error.cleared_by_edit");
         }
         self.probe(match field {
@@ -433,25 +471,23 @@ impl Folio {
         InputResult::delivered()
     }
 
-    pub fn swipe(&mut self, from: Point, to: Point, duration_ms: u64) -> InputResult {
+    /// A swipe of `duration_ms`: `scroll` says which way the list under it moves, if any.
+    pub fn swipe(&mut self, duration_ms: u64, scroll: impl FnOnce(&Folio) -> Option<Scroll>) -> InputResult {
         self.inputs += 1;
         self.advance(duration_ms.max(50));
         if self.process != Process::Foreground {
             return InputResult::noted("swipe on the launcher");
         }
-        let root = screen::build(self);
-        let Some((list, content_height)) = screen::scrollable_at(&root, from) else {
+        let Some(Scroll { by, max }) = scroll(self) else {
             return InputResult::noted("nothing scrollable under the swipe");
         };
-        let viewport = list.bottom - list.top;
-        let max_scroll = (content_height - viewport).max(0);
-        let scroll = match self.session.route {
+        let offset = match self.session.route {
             Route::Home => &mut self.session.home_scroll,
             _ => &mut self.session.ledger_scroll,
         };
-        let before = *scroll;
-        *scroll = (*scroll + (from.y - to.y)).clamp(0, max_scroll);
-        let moved = *scroll != before;
+        let before = *offset;
+        *offset = (*offset + by).clamp(0, max);
+        let moved = *offset != before;
         self.probe(if moved {
             "list.scroll"
         } else {
@@ -502,7 +538,7 @@ impl Folio {
             self.die("app process restarted by Launch".into());
         }
         if clear_state {
-            self.persisted = Persisted::demo();
+            self.persisted = Persisted::fresh();
             self.probe("app.start.clear_state");
         }
         self.advance(COLD_START_MS);
@@ -519,16 +555,6 @@ impl Folio {
     }
 
     // ----- what the app shows and reports -------------------------------
-
-    pub fn hierarchy(&self) -> Hierarchy {
-        Hierarchy {
-            root: screen::build(self).to_node(),
-            screen: ScreenSize {
-                width: SCREEN_WIDTH as u32,
-                height: SCREEN_HEIGHT as u32,
-            },
-        }
-    }
 
     /// The figure the home screen shows as the total balance.
     pub fn displayed_total(&self) -> f64 {
@@ -565,7 +591,21 @@ impl Folio {
         rows
     }
 
-    /// The snapshots Folio registers with the SDK.
+    /// Whether a session exists (the user signed in and has not logged out).
+    pub fn logged_in(&self) -> bool {
+        self.persisted.logged_in
+    }
+
+    /// The account of the ledger or add-transaction screen.
+    fn shown_account(&self) -> Option<&Account> {
+        match self.session.route {
+            Route::Ledger | Route::AddTxn => self.active_account(),
+            _ => None,
+        }
+    }
+
+    /// The snapshots Folio registers with the SDK: those of the reference Folio app
+    /// (`docs/simulator.md`, "Snapshots"), then the simulator's extras.
     pub fn snapshots(&self) -> Map<String, Value> {
         let session = &self.session;
         let accounts: Vec<Value> = self
@@ -576,50 +616,69 @@ impl Folio {
                 json!({
                     "id": account.id,
                     "name": account.name,
-                    "balance_cents": cents_json(account.balance_cents()),
-                    "txn_count": account.txns.len(),
+                    "balance": cents_json(account.balance_cents()),
+                    "txnCount": account.txns.len(),
                 })
             })
             .collect();
-        let rows: Vec<Value> = self
-            .ledger_rows()
-            .iter()
-            .map(|row| {
-                json!({
-                    "id": row.txn.id,
-                    "account_id": row.account_id,
-                    "amount_cents": cents_json(row.txn.amount_cents),
-                    "kind": row.txn.kind.name(),
-                    "note": row.txn.note,
+        let shown = self.shown_account();
+        let rows: Vec<Value> = if shown.is_some() {
+            self.ledger_rows()
+                .iter()
+                .map(|row| {
+                    json!({
+                        "id": row.txn.id,
+                        "accountId": row.account_id,
+                        "type": row.txn.kind.name(),
+                        "amount": cents_json(row.txn.amount_cents),
+                        "signed": cents_json(row.txn.signed_cents()),
+                    })
                 })
-            })
-            .collect();
-        let ledger_balance = match (session.route, self.active_account()) {
-            (Route::Ledger, Some(account)) => cents_json(account.balance_cents()),
-            _ => Value::Null,
+                .collect()
+        } else {
+            Vec::new()
         };
-        let form_errors: Map<String, Value> = session
-            .form_errors
-            .iter()
-            .map(|(field, message)| (field.desc().to_owned(), Value::from(message.clone())))
-            .collect();
+        let shown_id = || shown.map_or(Value::Null, |account| account.id.clone().into());
+        let on_txn_form = session.route == Route::AddTxn && shown.is_some();
+        let error = |form| Value::from(session.errors.get(&form).cloned().unwrap_or_default());
+        let logged_in = self.logged_in();
         let mut snapshots = Map::new();
-        snapshots.insert("logged_in".into(), session.logged_in.into());
+        snapshots.insert("logged_in".into(), logged_in.into());
+        snapshots.insert(
+            "auth_status".into(),
+            if logged_in { "logged-in" } else { "logged-out" }.into(),
+        );
         snapshots.insert("route".into(), session.route.name().into());
-        snapshots.insert("auth_pending".into(), session.auth_until.is_some().into());
+        snapshots.insert("account_count".into(), self.persisted.accounts.len().into());
         snapshots.insert("accounts".into(), accounts.into());
         snapshots.insert("total_balance".into(), cents_json(self.displayed_total()));
-        snapshots.insert(
-            "active_account_id".into(),
-            session.active_account.clone().map_or(Value::Null, Value::from),
-        );
+        snapshots.insert("active_account_id".into(), shown_id());
         snapshots.insert("ledger_rows".into(), rows.into());
-        snapshots.insert("ledger_balance".into(), ledger_balance);
+        snapshots.insert(
+            "ledger_balance".into(),
+            cents_json(shown.map_or(0.0, Account::balance_cents)),
+        );
         snapshots.insert(
             "focused_input".into(),
             session.focused.map_or(Value::Null, |field| field.desc().into()),
         );
-        snapshots.insert("form_errors".into(), form_errors.into());
+        snapshots.insert(
+            "txn_form_type".into(),
+            if on_txn_form {
+                session.kind.name().into()
+            } else {
+                Value::Null
+            },
+        );
+        snapshots.insert(
+            "txn_form_account_id".into(),
+            if on_txn_form { shown_id() } else { Value::Null },
+        );
+        snapshots.insert("login_error".into(), error(Form::Login));
+        snapshots.insert("add_account_error".into(), error(Form::Account));
+        snapshots.insert("txn_error".into(), error(Form::Txn));
+        // The simulator's extra: the authenticating phase of a valid login.
+        snapshots.insert("auth_pending".into(), session.auth_until.is_some().into());
         snapshots
     }
 
@@ -755,7 +814,7 @@ impl Folio {
         let from = self.session.route;
         let session = &mut self.session;
         session.focused = None;
-        session.form_errors.clear();
+        session.errors.clear();
         match from {
             Route::AddAccount => session.account_name.clear(),
             Route::AddTxn => {
@@ -796,24 +855,20 @@ impl Folio {
             self.probe("login.submit.while_pending");
             return;
         }
-        self.show_errors(BTreeMap::new());
-        let email = self.session.email.trim().to_owned();
-        let mut errors = BTreeMap::new();
-        if email.is_empty() {
-            self.probe("login.empty_email");
-            errors.insert(Field::Email, "Enter your email".to_owned());
-        }
-        if self.session.password.is_empty() {
-            self.probe("login.empty_password");
-            errors.insert(Field::Password, "Enter your password".to_owned());
-        }
-        if !errors.is_empty() {
+        self.session.errors.remove(&Form::Login);
+        let email = self.session.email.trim().to_lowercase();
+        if email.is_empty() || self.session.password.is_empty() {
+            self.probe(if email.is_empty() {
+                "login.empty_email"
+            } else {
+                "login.empty_password"
+            });
             self.log(LogLevel::Warn, "Folio/Auth", "sign-in rejected: missing fields");
-            self.show_errors(errors);
+            self.show_error(Form::Login, LOGIN_FIELDS_EMPTY);
             return;
         }
-        if !email.eq_ignore_ascii_case(DEMO_EMAIL) || self.session.password != DEMO_PASSWORD {
-            self.probe(if email.eq_ignore_ascii_case(DEMO_EMAIL) {
+        if email != DEMO_EMAIL || self.session.password != DEMO_PASSWORD {
+            self.probe(if email == DEMO_EMAIL {
                 "login.wrong_password"
             } else {
                 "login.unknown_email"
@@ -824,10 +879,7 @@ impl Folio {
                 format!("sign-in failed for {email}"),
             );
             self.session.password.clear();
-            self.show_errors(BTreeMap::from([(
-                Field::Password,
-                "Wrong email or password".to_owned(),
-            )]));
+            self.show_error(Form::Login, LOGIN_INVALID);
             return;
         }
         let nth = self.valid_logins;
@@ -841,7 +893,7 @@ impl Folio {
 
     fn finish_login(&mut self, at: u64) {
         self.session.auth_until = None;
-        self.session.logged_in = true;
+        self.persisted.logged_in = true;
         self.session.password.clear();
         self.log_at(at, LogLevel::Info, "Folio/Auth", "signed in");
         if self.bugs.has(Bug::DeepLedgerDuplication) && self.session.logged_out {
@@ -863,7 +915,7 @@ impl Folio {
 
     fn logout(&mut self) {
         self.probe("home.logout");
-        self.session.logged_in = false;
+        self.persisted.logged_in = false;
         self.session.logged_out = true;
         self.session.duplicated_row = None;
         self.session.email.clear();
@@ -882,13 +934,13 @@ impl Folio {
         let name = raw.trim();
         let error = if name.is_empty() {
             self.probe("account.empty_name");
-            Some("Name can't be empty".to_owned())
+            Some(ACCOUNT_NAME_REQUIRED)
         } else if name.chars().count() > MAX_ACCOUNT_NAME_CHARS {
             self.probe("account.name_too_long");
-            Some(format!("Name is too long (max {MAX_ACCOUNT_NAME_CHARS})"))
+            Some(ACCOUNT_NAME_TOO_LONG)
         } else if self.is_duplicate_name(&raw) {
             self.probe("account.duplicate_name");
-            Some(format!("An account named \"{name}\" already exists"))
+            Some(ACCOUNT_NAME_TAKEN)
         } else {
             None
         };
@@ -898,7 +950,7 @@ impl Folio {
                 "Folio/Form",
                 format!("new account rejected: {message}"),
             );
-            self.show_errors(BTreeMap::from([(Field::AccountName, message)]));
+            self.show_error(Form::Account, message);
             return;
         }
         // The planted bug keeps the name as typed, spaces and all.
@@ -938,55 +990,32 @@ impl Folio {
         if self.session.route != Route::AddTxn {
             return;
         }
-        let mut errors = BTreeMap::new();
-        let amount = match parse_amount(&self.session.amount) {
-            Ok(Amount {
-                cents,
-                extra_decimals: false,
-            }) => Some(cents),
-            Ok(Amount {
-                cents,
-                extra_decimals: true,
-            }) if self.bugs.has(Bug::FloatCents) => Some(cents),
-            Ok(Amount {
-                extra_decimals: true, ..
-            }) => {
-                self.probe("txn.amount.too_precise");
-                errors.insert(Field::Amount, "Use at most two decimals".to_owned());
-                None
-            }
-            Err(AmountError::Empty) => {
-                self.probe("txn.amount.empty");
-                errors.insert(Field::Amount, "Enter an amount".to_owned());
-                None
-            }
-            Err(AmountError::Invalid) => {
-                self.probe("txn.amount.invalid");
-                errors.insert(Field::Amount, "Enter a number like 12.50".to_owned());
-                None
-            }
-            Err(AmountError::Zero) => {
-                self.probe("txn.amount.zero");
-                errors.insert(Field::Amount, "Amount must be more than zero".to_owned());
-                None
+        let amount_cents = match parse_amount(&self.session.amount, self.bugs.has(Bug::FloatCents)) {
+            Ok(cents) => cents,
+            Err(error) => {
+                let (probe, message) = match error {
+                    AmountError::Empty => ("txn.amount.empty", AMOUNT_INVALID),
+                    AmountError::Invalid => ("txn.amount.invalid", AMOUNT_INVALID),
+                    AmountError::TooPrecise => ("txn.amount.too_precise", AMOUNT_INVALID),
+                    AmountError::Zero => ("txn.amount.zero", AMOUNT_NOT_POSITIVE),
+                };
+                self.probe(probe);
+                self.log(
+                    LogLevel::Warn,
+                    "Folio/Form",
+                    format!("transaction rejected: {message}"),
+                );
+                self.show_error(Form::Txn, message);
+                return;
             }
         };
-        let note = self.session.note.clone();
-        let note_chars = note.chars().count();
-        if note_chars > MAX_NOTE_CHARS {
-            self.probe("txn.note.too_long");
-            errors.insert(Field::Note, format!("Note is too long (max {MAX_NOTE_CHARS})"));
+        // The note is trimmed and silently cut to its limit.
+        let trimmed = self.session.note.trim().to_owned();
+        if trimmed.chars().count() > MAX_NOTE_CHARS {
+            self.probe("txn.note.cut");
         }
-        let (Some(amount_cents), true) = (amount, errors.is_empty()) else {
-            let fields: Vec<_> = errors.keys().map(|field| field.desc()).collect();
-            self.log(
-                LogLevel::Warn,
-                "Folio/Form",
-                format!("transaction rejected: {}", fields.join(", ")),
-            );
-            self.show_errors(errors);
-            return;
-        };
+        let note: String = trimmed.chars().take(MAX_NOTE_CHARS).collect();
+        let note_chars = note.chars().count();
         if self.bugs.has(Bug::CrashOnLongNote) && note_chars > CRASHING_NOTE_CHARS {
             // The planted bug: the row preview cuts the note one character too far.
             self.crash(
@@ -1026,7 +1055,10 @@ impl Folio {
             self.probe("txn.note.present");
         }
         match kind {
-            Kind::Credit => self.probe("txn.submit.credit"),
+            Kind::Credit => {
+                self.probe("txn.submit.credit");
+                self.refresh_total();
+            }
             Kind::Debit => {
                 self.probe("txn.submit.debit");
                 if self.bugs.has(Bug::StaleTotal) {
@@ -1046,12 +1078,9 @@ impl Folio {
         self.navigate(Route::Ledger);
     }
 
-    fn show_errors(&mut self, errors: BTreeMap<Field, String>) {
-        if !errors.is_empty() {
-            self.probe("form.error.shown");
-        }
-        self.session.form_errors = errors;
-        self.session.errors_shown_at = self.clock_ms;
+    fn show_error(&mut self, form: Form, message: &str) {
+        self.probe("form.error.shown");
+        self.session.errors.insert(form, message.to_owned());
     }
 
     fn field_mut(&mut self, field: Field) -> &mut String {
@@ -1134,14 +1163,8 @@ impl Folio {
         self.settle();
     }
 
-    /// Applies the rules that depend only on the time: errors dismiss themselves.
+    /// Applies the rules that hold after every input: focus stays on the screen's own fields.
     fn settle(&mut self) {
-        if !self.session.form_errors.is_empty()
-            && self.clock_ms >= self.session.errors_shown_at + ERROR_DISMISS_MS
-        {
-            self.session.form_errors.clear();
-            self.probe("form.error.auto_dismiss");
-        }
         if self
             .session
             .focused
@@ -1174,69 +1197,6 @@ impl Folio {
     }
 }
 
-impl Folio {
-    /// Taps the centre of the element with content description `desc`; false if none is shown.
-    pub fn tap_desc(&mut self, desc: &str) -> bool {
-        let root = self.hierarchy().root;
-        let Some(centre) = root
-            .descendants()
-            .find(|node| node.desc == desc)
-            .map(|node| node.bounds.centre())
-        else {
-            return false;
-        };
-        self.tap(centre).delivered
-    }
-
-    /// Taps the field `desc` and types `text` into it.
-    pub fn type_into(&mut self, desc: &str, text: &str) -> bool {
-        self.tap_desc(desc) && self.input_text(text).delivered
-    }
-
-    /// Signs in with the demo credentials and waits out the authentication.
-    pub fn sign_in(&mut self) -> bool {
-        self.type_into("login_email", DEMO_EMAIL)
-            && self.type_into("login_password", DEMO_PASSWORD)
-            && self.tap_desc("login_submit")
-            && {
-                self.sleep(SLOW_AUTH_MS);
-                self.session.route == Route::Home
-            }
-    }
-}
-
-/// A scripted walk through every Folio screen: (name, the app showing it).
-pub fn tour(bugs: Bugs, seed: u64) -> Vec<(&'static str, Folio)> {
-    let mut screens = Vec::new();
-    let mut folio = Folio::new(bugs, seed);
-    screens.push(("01-login", folio.clone()));
-    folio.type_into("login_email", DEMO_EMAIL);
-    folio.type_into("login_password", "wrong");
-    folio.tap_desc("login_submit");
-    screens.push(("02-login-error", folio.clone()));
-    folio.type_into("login_password", DEMO_PASSWORD);
-    folio.tap_desc("login_submit");
-    screens.push(("03-login-authenticating", folio.clone()));
-    folio.sleep(SLOW_AUTH_MS);
-    screens.push(("04-home", folio.clone()));
-    folio.tap_desc("add_account_button");
-    folio.type_into("account_name_field", "Holiday fund for the whole family");
-    folio.tap_desc("add_account_submit");
-    screens.push(("05-add-account-error", folio.clone()));
-    folio.press_key(Key::Back);
-    folio.tap_desc("account_card:a1");
-    screens.push(("06-ledger", folio.clone()));
-    folio.tap_desc("add_txn_button");
-    folio.type_into("txn_amount", "12.5x");
-    folio.type_into("txn_note", &"x".repeat(MAX_NOTE_CHARS + 1));
-    folio.tap_desc("txn_credit");
-    folio.tap_desc("txn_submit");
-    screens.push(("07-add-transaction-errors", folio.clone()));
-    folio.press_key(Key::Home);
-    screens.push(("08-launcher", folio.clone()));
-    screens
-}
-
 fn normalize_name(name: &str) -> String {
     name.trim().to_lowercase()
 }
@@ -1265,52 +1225,56 @@ pub fn format_money(cents: f64) -> String {
     format!("{sign}${grouped}.{:02}", whole_cents % 100)
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Amount {
-    cents: f64,
-    /// More than two decimals were typed.
-    extra_decimals: bool,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum AmountError {
     Empty,
+    /// Not `^\d+(\.\d{1,2})?$` once commas are removed and the text trimmed.
     Invalid,
+    /// More than two decimals (accepted as fractional cents under `float-cents`).
+    TooPrecise,
     Zero,
 }
 
-/// Parses a typed amount: digits, optionally a point and decimals.
-fn parse_amount(text: &str) -> Result<Amount, AmountError> {
-    let text = text.trim();
-    if text.is_empty() {
+/// Parses a typed amount into cents: commas removed, trimmed, then `^\d+(\.\d{1,2})?$`.
+/// With `fractional` (the planted bug `float-cents`) any number of decimals is accepted and
+/// kept as fractional cents. Amounts beyond what a cent count can hold exactly are invalid.
+fn parse_amount(text: &str, fractional: bool) -> Result<f64, AmountError> {
+    let cleaned: String = text.chars().filter(|&c| c != ',').collect();
+    let cleaned = cleaned.trim();
+    if cleaned.is_empty() {
         return Err(AmountError::Empty);
     }
-    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
-    let digits = |s: &str| s.chars().all(|c| c.is_ascii_digit());
-    if whole.is_empty() || whole.len() > 9 || !digits(whole) || !digits(fraction) || fraction.len() > 6 {
+    let (whole, fraction) = match cleaned.split_once('.') {
+        Some((whole, fraction)) => (whole, Some(fraction)),
+        None => (cleaned, None),
+    };
+    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    if !digits(whole) || fraction.is_some_and(|fraction| !digits(fraction)) {
         return Err(AmountError::Invalid);
     }
-    if text.ends_with('.') {
-        return Err(AmountError::Invalid);
+    let fraction = fraction.unwrap_or("");
+    if fraction.len() > 2 && !fractional {
+        return Err(AmountError::TooPrecise);
     }
     let whole: u64 = whole.parse().map_err(|_| AmountError::Invalid)?;
+    // Cents stay exact in an f64 up to 2^53; a ledger has no use for more.
+    if whole > 9_000_000_000_000 {
+        return Err(AmountError::Invalid);
+    }
     let mut cents = whole as f64 * 100.0;
-    for (position, digit) in fraction.chars().enumerate() {
-        let value = digit.to_digit(10).unwrap_or(0) as f64;
+    for (position, digit) in fraction.chars().take(8).enumerate() {
+        let value = f64::from(digit.to_digit(10).unwrap_or(0));
         cents += value * 10f64.powi(1 - position as i32);
     }
     if fraction.len() > 2 {
         // Rounded to the digits typed, so 1.005 becomes 100.5 rather than 100.49999.
-        let scale = 10f64.powi(fraction.len() as i32 - 2);
+        let scale = 10f64.powi(fraction.len().min(8) as i32 - 2);
         cents = (cents * scale).round() / scale;
     }
     if cents == 0.0 {
         return Err(AmountError::Zero);
     }
-    Ok(Amount {
-        cents,
-        extra_decimals: fraction.len() > 2,
-    })
+    Ok(cents)
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub mod render;
 pub mod screen;
 mod sdk;
 mod server;
+pub mod testing;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -63,10 +64,7 @@ pub enum SimError {
     #[error("the simulator's server failed: {0}")]
     Server(String),
     #[error("cannot write {path}: {source}")]
-    Write {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Write { path: PathBuf, source: std::io::Error },
 }
 
 /// Starts simulators.
@@ -183,7 +181,7 @@ pub fn render_screens(config: &SimConfig, dir: &Path) -> Result<Vec<PathBuf>, Si
         source,
     })?;
     let mut written = Vec::new();
-    for (name, folio) in folio::tour(config.bugs.clone(), config.seed) {
+    for (name, folio) in testing::tour(config.bugs.clone(), config.seed) {
         let shot = render::screenshot(&screen::build(&folio), config.scale)?;
         let path = dir.join(format!("{name}.png"));
         std::fs::write(&path, &shot.png).map_err(|source| SimError::Write {

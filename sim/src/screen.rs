@@ -1,8 +1,10 @@
 //! Folio's screens as an accessibility tree with bounds on a 1080×2400
-//! screen, and tap resolution by those bounds.
+//! screen, built from the model (the simulated device hit-tests it: `device.rs`).
 
-use super::folio::{Field, Folio, Kind, PACKAGE, Process, Route, SCREEN_HEIGHT, SCREEN_WIDTH, format_money};
-use uatu_device::model::{Bounds, Node, Point};
+use super::folio::{
+    Activate, Field, Folio, Form, Kind, PACKAGE, Process, Route, SCREEN_HEIGHT, SCREEN_WIDTH, format_money,
+};
+use uatu_device::model::{Bounds, Hierarchy, Node, ScreenSize};
 
 const LAUNCHER_PACKAGE: &str = "com.android.launcher3";
 const HOME_LIST: Bounds = Bounds {
@@ -21,22 +23,6 @@ const CARD_HEIGHT: i32 = 210;
 const CARD_PITCH: i32 = 230;
 const ROW_HEIGHT: i32 = 150;
 const ROW_PITCH: i32 = 160;
-
-/// What tapping a widget does.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Activate {
-    Focus(Field),
-    SubmitLogin,
-    AddAccount,
-    Logout,
-    OpenAccount(String),
-    SubmitAccount,
-    AddTxn,
-    SetKind(Kind),
-    SubmitTxn,
-    Back,
-    LauncherIcon,
-}
 
 /// How the screenshot draws a widget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,36 +79,15 @@ impl Widget {
     }
 }
 
-/// The deepest clickable, enabled widget containing `point`, and what tapping it does.
-pub fn resolve_tap(root: &Widget, point: Point) -> Option<Activate> {
-    fn deepest(widget: &Widget, point: Point) -> Option<&Widget> {
-        if !widget.node.bounds.contains(point) {
-            return None;
-        }
-        // Later siblings are drawn on top, so they receive the touch first.
-        if let Some(hit) = widget
-            .children
-            .iter()
-            .rev()
-            .find_map(|child| deepest(child, point))
-        {
-            return Some(hit);
-        }
-        (widget.node.clickable && widget.node.enabled).then_some(widget)
+/// The accessibility tree of what the screen shows now.
+pub fn hierarchy(folio: &Folio) -> Hierarchy {
+    Hierarchy {
+        root: build(folio).to_node(),
+        screen: ScreenSize {
+            width: SCREEN_WIDTH as u32,
+            height: SCREEN_HEIGHT as u32,
+        },
     }
-    deepest(root, point)?.action.clone()
-}
-
-/// The scrollable list under `point`: its bounds and content height.
-pub fn scrollable_at(root: &Widget, point: Point) -> Option<(Bounds, i32)> {
-    let mut stack = vec![root];
-    while let Some(widget) = stack.pop() {
-        if widget.node.scrollable && widget.node.bounds.contains(point) {
-            return Some((widget.node.bounds, widget.content_height));
-        }
-        stack.extend(widget.children.iter());
-    }
-    None
 }
 
 /// The widget tree of what the screen shows now.
@@ -204,24 +169,24 @@ fn toolbar<'a>(root: &'a mut Widget, title: &str, back: bool) -> &'a mut Widget 
         bounds(0, 0, SCREEN_WIDTH, 220),
     ));
     let title_left = if back { 180 } else { 60 };
-    bar.push(widget(
+    text_view(
+        bar,
         Role::ToolbarTitle,
-        "android.widget.TextView",
         "toolbar_title",
-        "",
         title,
         bounds(title_left, 90, 1060, 210),
-    ));
+    );
     if back {
-        let button = bar.push(widget(
+        let back = button(
+            bar,
             Role::ToolbarButton,
-            "android.widget.ImageButton",
             "back",
             "Back",
             "",
             bounds(20, 100, 160, 200),
-        ));
-        clickable(button, Activate::Back);
+            Activate::Back,
+        );
+        back.node.class_name = "android.widget.ImageButton".into();
     }
     bar
 }
@@ -229,30 +194,21 @@ fn toolbar<'a>(root: &'a mut Widget, title: &str, back: bool) -> &'a mut Widget 
 fn login(folio: &Folio, root: &mut Widget) {
     let session = &folio.session;
     toolbar(root, "Sign in", false);
-    root.push(widget(
-        Role::Title,
-        "android.widget.TextView",
-        "app_name",
-        "",
-        "Folio",
-        bounds(60, 300, 1020, 430),
-    ));
-    root.push(widget(
+    text_view(root, Role::Title, "app_name", "Folio", bounds(60, 300, 1020, 430));
+    text_view(
+        root,
         Role::Muted,
-        "android.widget.TextView",
         "tagline",
-        "",
         "Your personal ledger",
         bounds(60, 440, 1020, 510),
-    ));
-    root.push(widget(
+    );
+    text_view(
+        root,
         Role::Muted,
-        "android.widget.TextView",
         "email_label",
-        "",
         "Email",
         bounds(80, 590, 1000, 645),
-    ));
+    );
     text_field(
         folio,
         root,
@@ -262,21 +218,13 @@ fn login(folio: &Folio, root: &mut Widget) {
         "you@example.com",
         bounds(80, 650, 1000, 790),
     );
-    field_error(
-        folio,
+    text_view(
         root,
-        Field::Email,
-        "email_error",
-        bounds(80, 795, 1000, 850),
-    );
-    root.push(widget(
         Role::Muted,
-        "android.widget.TextView",
         "password_label",
-        "",
         "Password",
         bounds(80, 865, 1000, 920),
-    ));
+    );
     let masked = "•".repeat(session.password.chars().count());
     text_field(
         folio,
@@ -287,23 +235,23 @@ fn login(folio: &Folio, root: &mut Widget) {
         "password",
         bounds(80, 925, 1000, 1065),
     );
-    field_error(
+    form_error(
         folio,
         root,
-        Field::Password,
+        Form::Login,
         "login_error",
         bounds(80, 1070, 1000, 1125),
     );
     let pending = session.auth_until.is_some();
-    let submit = root.push(widget(
+    let submit = button(
+        root,
         Role::Button,
-        "android.widget.Button",
         "sign_in",
         "login_submit",
         "Sign in",
         bounds(80, 1180, 1000, 1320),
-    ));
-    clickable(submit, Activate::SubmitLogin);
+        Activate::SubmitLogin,
+    );
     submit.node.enabled = !pending;
     if pending {
         root.push(widget(
@@ -314,36 +262,34 @@ fn login(folio: &Folio, root: &mut Widget) {
             "",
             bounds(490, 1370, 590, 1470),
         ));
-        root.push(widget(
+        text_view(
+            root,
             Role::Text,
-            "android.widget.TextView",
             "auth_status",
-            "",
             "Signing in...",
             bounds(80, 1490, 1000, 1560),
-        ));
+        );
     }
-    root.push(widget(
+    text_view(
+        root,
         Role::Muted,
-        "android.widget.TextView",
         "demo_hint",
-        "",
         "Demo: demo@folio.app/ledger123",
         bounds(40, 2200, 1040, 2270),
-    ));
+    );
 }
 
 fn home(folio: &Folio, root: &mut Widget) {
     let bar = toolbar(root, "Accounts", false);
-    let logout = bar.push(widget(
+    button(
+        bar,
         Role::ToolbarButton,
-        "android.widget.Button",
         "logout",
         "logout_button",
         "Log out",
         bounds(760, 100, 1060, 200),
-    ));
-    clickable(logout, Activate::Logout);
+        Activate::Logout,
+    );
 
     let accounts = &folio.persisted.accounts;
     let card = root.push(widget(
@@ -354,124 +300,105 @@ fn home(folio: &Folio, root: &mut Widget) {
         "",
         bounds(40, 250, 1040, 560),
     ));
-    card.push(widget(
+    text_view(
+        card,
         Role::Muted,
-        "android.widget.TextView",
         "total_label",
-        "",
         "Total balance",
         bounds(80, 275, 1000, 340),
-    ));
-    card.push(widget(
+    );
+    text_view(
+        card,
         Role::Title,
-        "android.widget.TextView",
         "total_balance",
-        "",
         &format_money(folio.displayed_total()),
         bounds(80, 345, 1000, 465),
-    ));
+    );
     let count = match accounts.len() {
         1 => "1 account".to_owned(),
         n => format!("{n} accounts"),
     };
-    card.push(widget(
+    text_view(
+        card,
         Role::Muted,
-        "android.widget.TextView",
         "account_count",
-        "",
         &count,
         bounds(80, 475, 1000, 535),
-    ));
+    );
 
-    let content_height = 20 + accounts.len() as i32 * CARD_PITCH;
-    let list = root.push(widget(
-        Role::List,
-        "androidx.recyclerview.widget.RecyclerView",
+    let cards = ListLayout {
+        at: HOME_LIST,
+        lead: 20,
+        pitch: CARD_PITCH,
+        height: CARD_HEIGHT,
+    };
+    let empty = ("No accounts yet. Add one below.", bounds(80, 700, 1000, 780));
+    scrolled_list(
+        root,
         "accounts",
-        "",
-        "",
-        HOME_LIST,
-    ));
-    list.content_height = content_height;
-    list.node.scrollable = content_height > HOME_LIST.bottom - HOME_LIST.top;
-    if accounts.is_empty() {
-        list.push(widget(
-            Role::Muted,
-            "android.widget.TextView",
-            "empty",
-            "",
-            "No accounts yet. Add one below.",
-            bounds(80, 700, 1000, 780),
-        ));
-    }
-    for (index, account) in accounts.iter().enumerate() {
-        let top = HOME_LIST.top + 20 + index as i32 * CARD_PITCH - folio.session.home_scroll;
-        let Some(card_bounds) = clip(bounds(40, top, 1040, top + CARD_HEIGHT), HOME_LIST) else {
-            continue;
-        };
-        let mut card = widget(
-            Role::Card,
-            "android.view.ViewGroup",
-            "account_card",
-            &format!("account_card:{}", account.id),
-            "",
-            card_bounds,
-        );
-        card.action = Some(Activate::OpenAccount(account.id.clone()));
-        card.node.clickable = true;
-        let balance = account.balance_cents();
-        let txns = match account.txns.len() {
-            1 => "1 transaction".to_owned(),
-            n => format!("{n} transactions"),
-        };
-        let parts = [
-            (
-                Role::Text,
-                "account_name",
-                account.name.clone(),
-                bounds(80, top + 25, 500, top + 105),
-            ),
-            (
-                if balance < 0.0 { Role::Debit } else { Role::Credit },
-                "account_balance",
-                format_money(balance),
-                bounds(480, top + 25, 1010, top + 105),
-            ),
-            (
-                Role::Muted,
-                "account_txn_count",
-                txns,
-                bounds(80, top + 120, 1000, top + 185),
-            ),
-        ];
-        for (role, id, text, part) in parts {
-            if let Some(part) = clip(part, card_bounds) {
-                card.push(widget(role, "android.widget.TextView", id, "", &text, part));
-            }
-        }
-        list.push(card);
-    }
-    let add = root.push(widget(
+        cards,
+        folio.session.home_scroll,
+        empty,
+        accounts,
+        |account, top, at| {
+            let mut card = widget(
+                Role::Card,
+                "android.view.ViewGroup",
+                "account_card",
+                &format!("account_card:{}", account.id),
+                "",
+                at,
+            );
+            clickable(&mut card, Activate::OpenAccount(account.id.clone()));
+            let balance = account.balance_cents();
+            let txns = match account.txns.len() {
+                1 => "1 transaction".to_owned(),
+                n => format!("{n} transactions"),
+            };
+            let balance_role = if balance < 0.0 { Role::Debit } else { Role::Credit };
+            let parts = vec![
+                (
+                    Role::Text,
+                    "account_name",
+                    account.name.clone(),
+                    bounds(80, top + 25, 500, top + 105),
+                ),
+                (
+                    balance_role,
+                    "account_balance",
+                    format_money(balance),
+                    bounds(480, top + 25, 1010, top + 105),
+                ),
+                (
+                    Role::Muted,
+                    "account_txn_count",
+                    txns,
+                    bounds(80, top + 120, 1000, top + 185),
+                ),
+            ];
+            (card, parts)
+        },
+    );
+    button(
+        root,
         Role::Button,
-        "android.widget.Button",
         "add_account",
         "add_account_button",
         "+ Add account",
         bounds(40, 2140, 1040, 2300),
-    ));
-    clickable(add, Activate::AddAccount);
+        Activate::AddAccount,
+    );
 }
 
 fn add_account(folio: &Folio, root: &mut Widget) {
     toolbar(root, "New account", true);
-    root.push(widget(
+    text_view(
+        root,
         Role::Muted,
-        "android.widget.TextView",
         "account_name_label",
-        "",
         "Account name",
         bounds(80, 290, 1000, 350),
-    ));
+    );
     text_field(
         folio,
         root,
@@ -481,22 +408,22 @@ fn add_account(folio: &Folio, root: &mut Widget) {
         "e.g. Holiday fund",
         bounds(80, 360, 1000, 500),
     );
-    field_error(
+    form_error(
         folio,
         root,
-        Field::AccountName,
+        Form::Account,
         "account_name_error",
         bounds(80, 510, 1000, 570),
     );
-    let submit = root.push(widget(
+    button(
+        root,
         Role::Button,
-        "android.widget.Button",
         "create_account",
         "add_account_submit",
         "Create account",
         bounds(80, 640, 1000, 780),
-    ));
-    clickable(submit, Activate::SubmitAccount);
+        Activate::SubmitAccount,
+    );
 }
 
 fn ledger(folio: &Folio, root: &mut Widget) {
@@ -513,116 +440,99 @@ fn ledger(folio: &Folio, root: &mut Widget) {
         "",
         bounds(40, 250, 1040, 480),
     ));
-    card.push(widget(
+    text_view(
+        card,
         Role::Muted,
-        "android.widget.TextView",
         "ledger_balance_label",
-        "",
         "Balance",
         bounds(80, 270, 1000, 335),
-    ));
-    card.push(widget(
+    );
+    text_view(
+        card,
         Role::Title,
-        "android.widget.TextView",
         "ledger_balance",
-        "",
         &format_money(account.balance_cents()),
         bounds(80, 340, 1000, 460),
-    ));
+    );
 
     let rows = folio.ledger_rows();
-    let content_height = 10 + rows.len() as i32 * ROW_PITCH;
-    let list = root.push(widget(
-        Role::List,
-        "androidx.recyclerview.widget.RecyclerView",
+    let layout = ListLayout {
+        at: LEDGER_LIST,
+        lead: 10,
+        pitch: ROW_PITCH,
+        height: ROW_HEIGHT,
+    };
+    let empty = ("No transactions yet", bounds(80, 600, 1000, 680));
+    scrolled_list(
+        root,
         "ledger",
-        "",
-        "",
-        LEDGER_LIST,
-    ));
-    list.content_height = content_height;
-    list.node.scrollable = content_height > LEDGER_LIST.bottom - LEDGER_LIST.top;
-    if rows.is_empty() {
-        list.push(widget(
-            Role::Muted,
-            "android.widget.TextView",
-            "empty",
-            "",
-            "No transactions yet",
-            bounds(80, 600, 1000, 680),
-        ));
-    }
-    for (index, row) in rows.iter().enumerate() {
-        let top = LEDGER_LIST.top + 10 + index as i32 * ROW_PITCH - folio.session.ledger_scroll;
-        let Some(row_bounds) = clip(bounds(40, top, 1040, top + ROW_HEIGHT), LEDGER_LIST) else {
-            continue;
-        };
-        let mut item = widget(
-            Role::Row,
-            "android.widget.LinearLayout",
-            "ledger_row",
-            &format!("ledger_row:{}", row.txn.id),
-            "",
-            row_bounds,
-        );
-        let (role, sign) = match row.txn.kind {
-            Kind::Credit => (Role::Credit, "+"),
-            Kind::Debit => (Role::Debit, "-"),
-        };
-        let note = if row.txn.note.is_empty() {
-            "(no note)".to_owned()
-        } else {
-            row.txn.note.clone()
-        };
-        let parts = [
-            (
-                role,
-                "txn_row_amount",
-                format!("{sign}{}", format_money(row.txn.amount_cents)),
-                bounds(80, top + 12, 640, top + 80),
-            ),
-            (
-                Role::Muted,
-                "txn_row_kind",
-                row.txn.kind.name().to_owned(),
-                bounds(700, top + 12, 1000, top + 80),
-            ),
-            (
-                Role::Text,
-                "txn_row_note",
-                note,
-                bounds(80, top + 85, 1000, top + 140),
-            ),
-        ];
-        for (role, id, text, part) in parts {
-            if let Some(part) = clip(part, row_bounds) {
-                item.push(widget(role, "android.widget.TextView", id, "", &text, part));
-            }
-        }
-        list.push(item);
-    }
-    let add = root.push(widget(
+        layout,
+        folio.session.ledger_scroll,
+        empty,
+        &rows,
+        |row, top, at| {
+            let item = widget(
+                Role::Row,
+                "android.widget.LinearLayout",
+                "ledger_row",
+                &format!("ledger_row:{}", row.txn.id),
+                "",
+                at,
+            );
+            let (role, sign) = match row.txn.kind {
+                Kind::Credit => (Role::Credit, "+"),
+                Kind::Debit => (Role::Debit, "-"),
+            };
+            let note = if row.txn.note.is_empty() {
+                "(no note)".to_owned()
+            } else {
+                row.txn.note.clone()
+            };
+            let amount = format!("{sign}{}", format_money(row.txn.amount_cents));
+            let parts = vec![
+                (
+                    role,
+                    "txn_row_amount",
+                    amount,
+                    bounds(80, top + 12, 640, top + 80),
+                ),
+                (
+                    Role::Muted,
+                    "txn_row_kind",
+                    row.txn.kind.name().to_owned(),
+                    bounds(700, top + 12, 1000, top + 80),
+                ),
+                (
+                    Role::Text,
+                    "txn_row_note",
+                    note,
+                    bounds(80, top + 85, 1000, top + 140),
+                ),
+            ];
+            (item, parts)
+        },
+    );
+    button(
+        root,
         Role::Button,
-        "android.widget.Button",
         "add_txn",
         "add_txn_button",
         "+ Add transaction",
         bounds(40, 2140, 1040, 2300),
-    ));
-    clickable(add, Activate::AddTxn);
+        Activate::AddTxn,
+    );
 }
 
 fn add_txn(folio: &Folio, root: &mut Widget) {
     let session = &folio.session;
     toolbar(root, "New transaction", true);
-    root.push(widget(
+    text_view(
+        root,
         Role::Muted,
-        "android.widget.TextView",
         "amount_label",
-        "",
         "Amount",
         bounds(80, 270, 1000, 330),
-    ));
+    );
     text_field(
         folio,
         root,
@@ -632,21 +542,14 @@ fn add_txn(folio: &Folio, root: &mut Widget) {
         "0.00",
         bounds(80, 340, 1000, 480),
     );
-    field_error(
-        folio,
+    form_error(folio, root, Form::Txn, "amount_error", bounds(80, 490, 1000, 550));
+    text_view(
         root,
-        Field::Amount,
-        "amount_error",
-        bounds(80, 490, 1000, 550),
-    );
-    root.push(widget(
         Role::Muted,
-        "android.widget.TextView",
         "note_label",
-        "",
         "Note (optional)",
         bounds(80, 580, 1000, 640),
-    ));
+    );
     text_field(
         folio,
         root,
@@ -656,7 +559,6 @@ fn add_txn(folio: &Folio, root: &mut Widget) {
         "What was it for?",
         bounds(80, 650, 1000, 790),
     );
-    field_error(folio, root, Field::Note, "note_error", bounds(80, 800, 1000, 860));
     let group = root.push(widget(
         Role::RadioGroup,
         "android.widget.RadioGroup",
@@ -692,15 +594,15 @@ fn add_txn(folio: &Folio, root: &mut Widget) {
         clickable(radio, Activate::SetKind(kind));
         radio.node.checked = session.kind == kind;
     }
-    let submit = root.push(widget(
+    button(
+        root,
         Role::Button,
-        "android.widget.Button",
         "save",
         "txn_submit",
         "Save",
         bounds(80, 1120, 1000, 1260),
-    ));
-    clickable(submit, Activate::SubmitTxn);
+        Activate::SubmitTxn,
+    );
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -726,17 +628,84 @@ fn text_field(
     input.hint = hint;
 }
 
-fn field_error(folio: &Folio, root: &mut Widget, field: Field, id: &str, at: Bounds) {
-    if let Some(message) = folio.session.form_errors.get(&field) {
-        root.push(widget(
-            Role::Error,
-            "android.widget.TextView",
-            id,
-            "",
-            message,
-            at,
-        ));
+/// The form's error message, when it shows one.
+fn form_error(folio: &Folio, root: &mut Widget, form: Form, id: &str, at: Bounds) {
+    if let Some(message) = folio.session.errors.get(&form) {
+        text_view(root, Role::Error, id, message, at);
     }
+}
+
+/// Where a list sits and how its items are spaced: item `i` is `lead + i * pitch` below the
+/// list's top (before scrolling) and `height` tall.
+#[derive(Debug, Clone, Copy)]
+struct ListLayout {
+    at: Bounds,
+    lead: i32,
+    pitch: i32,
+    height: i32,
+}
+
+/// A text part of a list item: its role, id, text and unclipped bounds.
+type Part = (Role, &'static str, String, Bounds);
+
+/// A scrollable list of `items` scrolled by `scroll`: `item` makes each visible one from its top
+/// on screen and its visible bounds; its text parts are clipped to those bounds, as a list does.
+fn scrolled_list<T>(
+    root: &mut Widget,
+    id: &str,
+    layout: ListLayout,
+    scroll: i32,
+    (empty_text, empty_at): (&str, Bounds),
+    items: &[T],
+    item: impl Fn(&T, i32, Bounds) -> (Widget, Vec<Part>),
+) {
+    let content_height = layout.lead + items.len() as i32 * layout.pitch;
+    let list = root.push(widget(
+        Role::List,
+        "androidx.recyclerview.widget.RecyclerView",
+        id,
+        "",
+        "",
+        layout.at,
+    ));
+    list.content_height = content_height;
+    list.node.scrollable = content_height > layout.at.bottom - layout.at.top;
+    if items.is_empty() {
+        text_view(list, Role::Muted, "empty", empty_text, empty_at);
+    }
+    for (index, value) in items.iter().enumerate() {
+        let top = layout.at.top + layout.lead + index as i32 * layout.pitch - scroll;
+        let Some(visible) = clip(bounds(40, top, 1040, top + layout.height), layout.at) else {
+            continue;
+        };
+        let (mut widget, parts) = item(value, top, visible);
+        for (role, id, text, part) in parts {
+            if let Some(part) = clip(part, visible) {
+                text_view(&mut widget, role, id, &text, part);
+            }
+        }
+        list.push(widget);
+    }
+}
+
+/// A text view without a content description.
+fn text_view<'a>(parent: &'a mut Widget, role: Role, id: &str, text: &str, at: Bounds) -> &'a mut Widget {
+    parent.push(widget(role, "android.widget.TextView", id, "", text, at))
+}
+
+/// A clickable button that `action`s when tapped.
+fn button<'a>(
+    parent: &'a mut Widget,
+    role: Role,
+    id: &str,
+    desc: &str,
+    text: &str,
+    at: Bounds,
+    action: Activate,
+) -> &'a mut Widget {
+    let button = parent.push(widget(role, "android.widget.Button", id, desc, text, at));
+    clickable(button, action);
+    button
 }
 
 fn clickable(widget: &mut Widget, action: Activate) {

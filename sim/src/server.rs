@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tonic::{Request, Response, Status};
 
-use super::device::Device;
+use super::device::{self, Device};
 use super::folio::{Folio, InputResult};
 use super::render;
 use super::screen;
@@ -90,7 +90,7 @@ impl Driver for SimDriver {
 
     async fn tap(&self, request: Request<proto::TapRequest>) -> Reply<proto::InputResponse> {
         let at = point(request.into_inner().point, "Tap")?;
-        self.input(|folio| folio.tap(at)).await
+        self.input(|folio| device::tap(folio, at)).await
     }
 
     async fn tap_selector(&self, request: Request<proto::TapSelectorRequest>) -> Reply<proto::InputResponse> {
@@ -106,7 +106,7 @@ impl Driver for SimDriver {
                 Selector::ContentDescription(desc) => node.desc == *desc,
             };
             match root.descendants().find(matches) {
-                Some(node) => folio.tap(node.bounds.centre()),
+                Some(node) => device::tap(folio, node.bounds.centre()),
                 None => InputResult {
                     delivered: false,
                     detail: format!("no element matches {selector:?}"),
@@ -124,7 +124,7 @@ impl Driver for SimDriver {
     async fn swipe(&self, request: Request<proto::SwipeRequest>) -> Reply<proto::InputResponse> {
         let request = request.into_inner();
         let (from, to) = (point(request.from, "Swipe")?, point(request.to, "Swipe")?);
-        self.input(move |folio| folio.swipe(from, to, u64::from(request.duration_ms)))
+        self.input(move |folio| device::swipe(folio, from, to, u64::from(request.duration_ms)))
             .await
     }
 
@@ -156,7 +156,7 @@ impl Driver for SimDriver {
 
     async fn hierarchy(&self, _request: Request<proto::HierarchyRequest>) -> Reply<proto::HierarchyResponse> {
         self.delay().await;
-        let hierarchy = self.device.lock().folio.hierarchy();
+        let hierarchy = screen::hierarchy(&self.device.lock().folio);
         Ok(Response::new(proto::HierarchyResponse {
             root: Some(grpc::to_proto_node(&hierarchy.root)),
             screen_width: hierarchy.screen.width,

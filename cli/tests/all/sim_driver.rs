@@ -114,6 +114,7 @@ async fn input_rpcs_drive_the_app_on_device_time() {
         find(&hierarchy(&mut client).await, "logout_button").is_some(),
         "signed in"
     );
+    add_account(&mut client, "Checking").await;
 
     // TapSelector resolves on the device; an unknown selector is not delivered.
     let by_desc = |desc: &str| proto::TapSelectorRequest {
@@ -226,8 +227,8 @@ async fn launch_and_terminate_control_the_app_process() {
         .into_inner();
     assert!(launched.device_time_ms > 5_000);
     assert!(
-        find(&hierarchy(&mut client).await, "login_email").is_some(),
-        "a restart shows login"
+        find(&hierarchy(&mut client).await, "logout_button").is_some(),
+        "a restart keeps the session: home"
     );
     client
         .terminate(proto::TerminateRequest {
@@ -256,6 +257,8 @@ async fn the_same_seed_and_inputs_give_the_same_device() {
     for _ in 0..2 {
         let (sim, mut client) = start(Bugs::all(), None).await;
         sign_in(&mut client).await;
+        add_account(&mut client, "Checking").await;
+        add_account(&mut client, "Savings").await;
         tap_desc(&mut client, "account_card:a2").await;
         let shot = client
             .screenshot(proto::ScreenshotRequest {})

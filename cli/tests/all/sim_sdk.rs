@@ -79,7 +79,13 @@ async fn hello_then_pause_state_resume_holds_input_until_resumed() {
     let (snapshots, state) = pause(&mut stream, 1).await;
     assert_eq!(snapshots["route"], "login");
     assert_eq!(snapshots["logged_in"], false);
-    assert_eq!(snapshots["form_errors"], serde_json::json!({}));
+    assert_eq!(snapshots["auth_status"], "logged-out");
+    assert_eq!(snapshots["login_error"], "");
+    assert_eq!(
+        snapshots["accounts"],
+        serde_json::json!([]),
+        "a fresh install has no accounts"
+    );
     let Message::State {
         coverage,
         logs,
@@ -141,6 +147,7 @@ async fn a_crash_says_goodbye_and_the_relaunched_app_reports_the_exception() {
     let mut stream = accept_hello(&listener).await;
 
     sign_in(&mut client).await;
+    add_account(&mut client, "Checking").await;
     tap_desc(&mut client, "account_card:a1").await;
     tap_desc(&mut client, "add_txn_button").await;
     type_into(&mut client, "txn_amount", "5").await;
@@ -182,12 +189,16 @@ async fn a_crash_says_goodbye_and_the_relaunched_app_reports_the_exception() {
     let mut stream = accept_hello(&listener).await;
     let (snapshots, state) = pause(&mut stream, 10).await;
     assert_eq!(
-        snapshots["route"], "login",
-        "state resets as after a process death"
+        snapshots["route"], "home",
+        "the stored session survives the process death"
     );
     assert_eq!(
-        snapshots["accounts"][0]["txn_count"], 2,
+        snapshots["accounts"][0]["name"], "Checking",
         "persisted data survives"
+    );
+    assert_eq!(
+        snapshots["accounts"][0]["txnCount"], 0,
+        "the crashing transaction was not saved"
     );
     let Message::State { exceptions, .. } = state else {
         unreachable!()

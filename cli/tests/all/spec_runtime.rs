@@ -437,7 +437,7 @@ fn folio_example_spec_loads_and_offers_login_first() {
     login.snapshots.insert("route".into(), "login".into());
     login.snapshots.insert(
         "accounts".into(),
-        serde_json::json!([{"id": "a1", "name": "Checking", "balance_cents": 245401, "txn_count": 2}]),
+        serde_json::json!([{"id": "a1", "name": "Checking", "balance": 245401, "txnCount": 2}]),
     );
     login.snapshots.insert("total_balance".into(), 245401.into());
     let step = instance.step(&login).unwrap();
@@ -449,7 +449,7 @@ fn folio_example_spec_loads_and_offers_login_first() {
         .filter(|(_, f)| f["op"] == "always" && f["arg"]["op"] == "pred")
         .map(|(_, f)| f["arg"]["id"].as_u64().unwrap() as usize)
         .collect();
-    assert_eq!(invariants.len(), 9, "{:?}", description.properties);
+    assert_eq!(invariants.len(), 10, "{:?}", description.properties);
     assert!(
         invariants.iter().all(|id| step.predicates[*id].holds()),
         "{:?}",
@@ -465,7 +465,7 @@ fn folio_example_spec_loads_and_offers_login_first() {
     bad.step = 1;
     bad.snapshots.insert(
         "accounts".into(),
-        serde_json::json!([{"id": "a1", "name": "Checking", "balance_cents": 100.5, "txn_count": 1}]),
+        serde_json::json!([{"id": "a1", "name": "Checking", "balance": 100.5, "txnCount": 1}]),
     );
     let step = instance.step(&bad).unwrap();
     assert!(invariants.iter().any(|id| !step.predicates[*id].holds()));

@@ -101,3 +101,15 @@ pub async fn sign_in(client: &mut Client) {
         "home is shown after signing in"
     );
 }
+
+/// Creates the account `name` from the home screen (a fresh install has none) and returns home.
+pub async fn add_account(client: &mut Client, name: &str) {
+    tap_desc(client, "add_account_button").await;
+    type_into(client, "account_name_field", name).await;
+    tap_desc(client, "add_account_submit").await;
+    let root = hierarchy(client).await;
+    assert!(
+        find(&root, "add_account_button").is_some(),
+        "home is shown after creating {name}"
+    );
+}
