@@ -7,6 +7,7 @@ use std::process::Stdio;
 
 use crate::wasm_toolchain::{Toolchain, artifact_path};
 
+/// Why a plugin could not be built or scaffolded: the whole message, cargo's output included.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct BuildError(pub String);
@@ -26,6 +27,7 @@ pub fn build_plugin(crate_dir: &Path, output: Option<&Path>) -> Result<PathBuf, 
     build_plugin_with(crate_dir, output, &BuildOptions::default())
 }
 
+/// [`build_plugin`] with explicit [`BuildOptions`].
 pub fn build_plugin_with(
     crate_dir: &Path,
     output: Option<&Path>,
