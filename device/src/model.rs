@@ -159,7 +159,7 @@ pub struct LogEntry {
     pub time: u64,
     /// The entry's severity.
     pub level: LogLevel,
-    /// The logcat tag (or the SDK logger's name); empty if none.
+    /// The log tag (logcat's, or the one the app gave its SDK); empty if none.
     #[serde(default)]
     pub tag: String,
     /// The logged text.
@@ -206,7 +206,7 @@ impl std::fmt::Debug for Screenshot {
 /// What a driver's Health call answered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Health {
-    /// Whether the driver can take calls (a device is attached and usable).
+    /// Whether the driver says it is ready to drive the device.
     pub ready: bool,
     /// The driver's own version (sidecar or simulator).
     pub version: String,

@@ -49,7 +49,7 @@ pub struct SpecMeta {
 pub struct DeviceMeta {
     /// `sim` or `sidecar:<addr>`.
     pub kind: String,
-    /// The app under test (Android package name, or the web app's id).
+    /// The app under test's bundle id (on Android, its package name).
     pub bundle_id: String,
     /// The platform the driver's Health call reported (e.g. `android`); empty if it said none.
     #[serde(default)]
