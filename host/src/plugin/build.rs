@@ -15,14 +15,14 @@ pub struct BuildError(pub String);
 /// How to build: where cargo's artifacts go, and whether cargo's output is shown.
 #[derive(Debug, Clone, Default)]
 pub struct BuildOptions {
-    /// `--target-dir` [default: `$CARGO_TARGET_DIR`, else `<crate dir>/target`].
+    /// `--target-dir` \[default: `$CARGO_TARGET_DIR`, else `<crate dir>/target`\].
     pub target_dir: Option<PathBuf>,
     /// Keep cargo's output for the error message instead of showing it.
     pub quiet: bool,
 }
 
 /// Builds the plugin crate at `crate_dir` into a component at `output`
-/// [default: `<crate dir>/<package name>.wasm`] and returns its path.
+/// \[default: `<crate dir>/<package name>.wasm`\] and returns its path.
 pub fn build_plugin(crate_dir: &Path, output: Option<&Path>) -> Result<PathBuf, BuildError> {
     build_plugin_with(crate_dir, output, &BuildOptions::default())
 }
