@@ -83,8 +83,11 @@ fn is_false(value: &bool) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AppHierarchy {
+    /// The root of the app's window tree.
     pub root: AppNode,
+    /// The screen's width, device pixels.
     pub screen_width: u32,
+    /// The screen's height, device pixels.
     pub screen_height: u32,
 }
 
@@ -92,18 +95,31 @@ pub struct AppHierarchy {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AppNode {
+    /// Becomes [`Node::id`].
     pub resource_id: String,
+    /// Becomes [`Node::text`].
     pub text: String,
+    /// Becomes [`Node::desc`].
     pub content_description: String,
+    /// Becomes [`Node::class_name`].
     pub class_name: String,
+    /// Becomes [`Node::package`].
     pub package: String,
+    /// Becomes [`Node::clickable`].
     pub clickable: bool,
+    /// Becomes [`Node::enabled`].
     pub enabled: bool,
+    /// Becomes [`Node::checked`].
     pub checked: bool,
+    /// Becomes [`Node::focused`].
     pub focused: bool,
+    /// Becomes [`Node::selected`].
     pub selected: bool,
+    /// Becomes [`Node::scrollable`].
     pub scrollable: bool,
+    /// Where the element is on screen (right and bottom exclusive).
     pub bounds: Bounds,
+    /// The element's children, in the platform's order (always present, maybe empty).
     pub children: Vec<AppNode>,
 }
 
