@@ -73,6 +73,7 @@ impl GrpcDriver {
         })
     }
 
+    /// The driver's address as given to [`GrpcDriver::connect`], e.g. `127.0.0.1:7001`.
     pub fn address(&self) -> &str {
         &self.address
     }
@@ -160,6 +161,7 @@ fn to_proto_point(point: Point) -> proto::Point {
     }
 }
 
+/// The wire value of a model key.
 pub fn to_proto_key(key: Key) -> proto::Key {
     match key {
         Key::Back => proto::Key::Back,
@@ -189,6 +191,7 @@ pub fn from_proto_key(value: i32) -> Option<Key> {
     }
 }
 
+/// The wire value of a model log level (a driver server sends it; the host asks with it).
 pub fn to_proto_level(level: LogLevel) -> proto::LogLevel {
     match level {
         LogLevel::Verbose => proto::LogLevel::Verbose,

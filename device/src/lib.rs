@@ -22,24 +22,43 @@ pub mod proto {
 /// A device failure, naming the call and the device it was made to.
 #[derive(Debug, thiserror::Error)]
 pub enum DeviceError {
+    /// The device did not answer within the call's deadline (see [`CallTimeouts`]).
     #[error("{call} on {device} timed out after {after:?}")]
     Timeout {
+        /// The driver call, as named in `driver.proto` (e.g. `Screenshot`).
         call: &'static str,
+        /// The device, as [`Driver::describe`] names it.
         device: String,
+        /// The deadline that passed.
         after: Duration,
     },
+    /// The driver answered with an error status (e.g. the app is not installed).
     #[error("{call} on {device} failed: {message}")]
     Call {
+        /// The driver call, as named in `driver.proto`.
         call: &'static str,
+        /// The device, as [`Driver::describe`] names it.
         device: String,
+        /// The status and message the driver returned.
         message: String,
     },
+    /// No connection could be made to the driver (nothing listening, refused, bad address).
     #[error("cannot reach device {device}: {message}")]
-    Unreachable { device: String, message: String },
+    Unreachable {
+        /// The device, as [`Driver::describe`] names it.
+        device: String,
+        /// The transport's error.
+        message: String,
+    },
+    /// The driver answered, but with something the host refuses (an unknown enum
+    /// value, bytes that are not a PNG, a missing field): a driver bug.
     #[error("{call} on {device} returned an invalid answer: {message}")]
     InvalidAnswer {
+        /// The driver call, as named in `driver.proto`.
         call: &'static str,
+        /// The device, as [`Driver::describe`] names it.
         device: String,
+        /// What was wrong with the answer.
         message: String,
     },
 }
@@ -58,21 +77,32 @@ pub trait Driver: Send + Sync {
         clear_state: bool,
         launcher_activity: Option<&str>,
     ) -> Result<u64, DeviceError>;
+    /// Stops the app `bundle_id`.
     async fn terminate(&self, bundle_id: &str) -> Result<(), DeviceError>;
 
+    /// Taps the screen at `point`.
     async fn tap(&self, point: Point) -> Result<InputOutcome, DeviceError>;
+    /// Taps the element the device itself finds for `selector`.
     async fn tap_selector(&self, selector: &DeviceSelector) -> Result<InputOutcome, DeviceError>;
+    /// Types `text` into the focused element.
     async fn input_text(&self, text: &str) -> Result<InputOutcome, DeviceError>;
+    /// Swipes from `from` to `to`, taking `duration`.
     async fn swipe(&self, from: Point, to: Point, duration: Duration) -> Result<InputOutcome, DeviceError>;
+    /// Presses a hardware or navigation key.
     async fn press_key(&self, key: Key) -> Result<InputOutcome, DeviceError>;
     /// Lets `duration` of device time pass.
     async fn sleep(&self, duration: Duration) -> Result<InputOutcome, DeviceError>;
 
+    /// Captures the screen as a PNG.
     async fn screenshot(&self) -> Result<Screenshot, DeviceError>;
+    /// Captures the accessibility tree of the current screen.
     async fn hierarchy(&self) -> Result<Hierarchy, DeviceError>;
     /// Log entries strictly after `since_ms` (device time) at `min_level` or above.
     async fn recent_logs(&self, since_ms: u64, min_level: LogLevel) -> Result<Vec<LogEntry>, DeviceError>;
+    /// Waits up to `timeout` for the UI to settle.
     async fn wait_for_idle(&self, timeout: Duration) -> Result<IdleOutcome, DeviceError>;
+    /// Asks whether the driver is ready, and its version and platform.
     async fn health(&self) -> Result<Health, DeviceError>;
+    /// The app's current CPU and memory use.
     async fn metrics(&self) -> Result<Metrics, DeviceError>;
 }

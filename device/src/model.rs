@@ -9,20 +9,27 @@ use serde::{Deserialize, Serialize};
 /// A point on the screen, in device pixels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Point {
+    /// Pixels from the screen's left edge.
     pub x: i32,
+    /// Pixels from the screen's top edge.
     pub y: i32,
 }
 
 /// A rectangle on the screen, in device pixels; `right` and `bottom` are exclusive.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Bounds {
+    /// The first column inside the rectangle.
     pub left: i32,
+    /// The first row inside the rectangle.
     pub top: i32,
+    /// The first column past the rectangle (exclusive).
     pub right: i32,
+    /// The first row past the rectangle (exclusive).
     pub bottom: i32,
 }
 
 impl Bounds {
+    /// The middle of the rectangle (rounded towards the top left): where a tap on it lands.
     pub fn centre(&self) -> Point {
         Point {
             x: self.left + (self.right - self.left) / 2,
@@ -30,10 +37,12 @@ impl Bounds {
         }
     }
 
+    /// Whether `point` lies inside, the exclusive right and bottom edges left out.
     pub fn contains(&self, point: Point) -> bool {
         point.x >= self.left && point.x < self.right && point.y >= self.top && point.y < self.bottom
     }
 
+    /// Whether the rectangle covers no pixel (zero or negative width or height).
     pub fn is_empty(&self) -> bool {
         self.right <= self.left || self.bottom <= self.top
     }
@@ -45,19 +54,30 @@ impl Bounds {
 pub struct Node {
     /// Resource id (Android `com.example:id/name`, iOS accessibility identifier).
     pub id: String,
+    /// The text the element shows (a label's text, a field's content).
     pub text: String,
     /// Content description (Android) or accessibility label (iOS).
     pub desc: String,
+    /// The widget's class, e.g. `android.widget.Button`; `class` in JSON.
     #[serde(rename = "class")]
     pub class_name: String,
+    /// The package (app) the element belongs to.
     pub package: String,
+    /// Whether the element reacts to a tap.
     pub clickable: bool,
+    /// Whether the element accepts input (false for a greyed-out control).
     pub enabled: bool,
+    /// Whether a checkbox, switch or radio button is on.
     pub checked: bool,
+    /// Whether the element has input focus (where typed text goes).
     pub focused: bool,
+    /// Whether the element is selected (a tab, a list item).
     pub selected: bool,
+    /// Whether the element's content can be scrolled.
     pub scrollable: bool,
+    /// Where the element is on screen.
     pub bounds: Bounds,
+    /// The element's children, in the platform's order; omitted from JSON when empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<Node>,
 }
@@ -77,13 +97,18 @@ impl Node {
 /// The accessibility tree of the current screen.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hierarchy {
+    /// The tree's root node (usually the window).
     pub root: Node,
+    /// The screen the tree was laid out on.
     pub screen: ScreenSize,
 }
 
+/// The screen's size, in device pixels.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScreenSize {
+    /// Width, in device pixels.
     pub width: u32,
+    /// Height, in device pixels.
     pub height: u32,
 }
 
@@ -91,24 +116,39 @@ pub struct ScreenSize {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Key {
+    /// Back: the system's back navigation.
     Back,
+    /// The Home button: the app goes to the background.
     Home,
+    /// Enter (submits a form or a search field).
     Enter,
+    /// Tab: focus moves to the next element.
     Tab,
+    /// The up arrow (D-pad up).
     Up,
+    /// The down arrow (D-pad down).
     Down,
+    /// The left arrow (D-pad left).
     Left,
+    /// The right arrow (D-pad right).
     Right,
 }
 
+/// A log entry's severity, least severe first (so `>=` means "at least as severe").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LogLevel {
+    /// Android's `V`: the most detailed.
     Verbose,
+    /// Android's `D`.
     Debug,
+    /// Android's `I`.
     Info,
+    /// Android's `W`.
     Warn,
+    /// Android's `E`.
     Error,
+    /// Android's `F` (assert, `wtf`): the most severe.
     Fatal,
 }
 
@@ -117,17 +157,23 @@ pub enum LogLevel {
 pub struct LogEntry {
     /// Device time in milliseconds.
     pub time: u64,
+    /// The entry's severity.
     pub level: LogLevel,
+    /// The log tag (logcat's, or the one the app gave its SDK); empty if none.
     #[serde(default)]
     pub tag: String,
+    /// The logged text.
     pub message: String,
 }
 
 /// An uncaught exception reported by the app.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExceptionInfo {
+    /// The exception's class, e.g. `java.lang.IllegalStateException`.
     pub class: String,
+    /// The exception's message.
     pub message: String,
+    /// The stack trace as the app's runtime prints it; empty if not sent.
     #[serde(default)]
     pub stack: String,
     /// Device time in milliseconds.
@@ -137,8 +183,11 @@ pub struct ExceptionInfo {
 /// A PNG screenshot.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Screenshot {
+    /// The PNG file's bytes.
     pub png: Vec<u8>,
+    /// Width, in pixels.
     pub width: u32,
+    /// Height, in pixels.
     pub height: u32,
 }
 
@@ -154,25 +203,36 @@ impl std::fmt::Debug for Screenshot {
     }
 }
 
+/// What a driver's Health call answered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Health {
+    /// Whether the driver says it is ready to drive the device.
     pub ready: bool,
+    /// The driver's own version (sidecar or simulator).
     pub version: String,
+    /// `android`, `ios` or `sim`.
     pub platform: String,
 }
 
+/// The app's resource use, as the driver's Metrics call reported it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Metrics {
+    /// CPU use, percent.
     pub cpu_percent: f64,
+    /// Memory use, bytes.
     pub memory_bytes: u64,
 }
 
 /// What a device said about one input it was asked to deliver.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InputOutcome {
+    /// False when the device could not deliver it (nothing matched a selector, a
+    /// point off screen): an answer, not an error.
     pub delivered: bool,
+    /// Why the input was not delivered; empty otherwise.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub detail: String,
+    /// The device's monotonic clock after the input, ms.
     pub device_time_ms: u64,
 }
 
@@ -180,13 +240,19 @@ pub struct InputOutcome {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DeviceSelector {
+    /// The element with this resource id ([`Node::id`]).
     ResourceId(String),
+    /// The element showing this text ([`Node::text`]), as the device matches it.
     Text(String),
+    /// The element with this content description ([`Node::desc`]).
     ContentDescription(String),
 }
 
+/// What the driver's WaitForIdle call answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IdleOutcome {
+    /// False when the timeout passed before the UI settled.
     pub idle: bool,
+    /// The device's monotonic clock when the wait ended, ms.
     pub device_time_ms: u64,
 }

@@ -9,12 +9,16 @@ use crate::model::Node;
 pub enum Selector<'a> {
     /// An exact resource id, or the `<value>` of an Android `<package>:id/<value>`.
     Id(&'a str),
+    /// Exactly this text ([`Node::text`]).
     Text(&'a str),
+    /// Exactly this content description ([`Node::desc`]).
     Desc(&'a str),
+    /// A content description starting with this.
     DescPrefix(&'a str),
 }
 
 impl<'a> Selector<'a> {
+    /// Reads `kind:value`; `None` when the kind is not one of the four.
     pub fn parse(text: &'a str) -> Option<Selector<'a>> {
         let (kind, value) = text.split_once(':')?;
         Some(match kind {
@@ -26,6 +30,7 @@ impl<'a> Selector<'a> {
         })
     }
 
+    /// Whether `node` (this node only, not its children) is selected.
     pub fn matches(&self, node: &Node) -> bool {
         match self {
             Selector::Id(id) => {

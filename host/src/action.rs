@@ -10,25 +10,37 @@ use uatu_device::model::{Bounds, Key, Point};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum Action {
+    /// Taps a target.
     Tap {
+        /// What to tap.
         on: Target,
     },
     /// Types into `into` (tapped first) or, without it, the focused element.
     InputText {
+        /// The field to type into; the focused element when absent.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         into: Option<Target>,
+        /// The text typed.
         text: String,
     },
+    /// Swipes from one target to another.
     Swipe {
+        /// Where the swipe starts.
         from: Target,
+        /// Where it ends.
         to: Target,
+        /// How long it takes, ms; 300 when absent.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         duration_millis: Option<u32>,
     },
+    /// Presses a hardware or navigation key.
     PressKey {
+        /// The key.
         key: Key,
     },
+    /// Lets device time pass without input.
     Wait {
+        /// How long, ms of device time.
         duration_millis: u32,
     },
 }
@@ -38,11 +50,15 @@ pub enum Action {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Target {
+    /// A selector the host resolves against the step's hierarchy, e.g. `desc:login_submit`.
     Selector(String),
     /// An element the spec found (its centre `x`/`y`, and its bounds), or a bare point.
     Element {
+        /// The point's x, device pixels.
         x: i32,
+        /// The point's y, device pixels.
         y: i32,
+        /// The element's bounds; absent for a bare point.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         bounds: Option<Bounds>,
     },
@@ -65,6 +81,7 @@ pub struct PathStep {
 pub struct Candidate {
     /// From the root's child down to the generator that yielded the action.
     pub path: Vec<PathStep>,
+    /// The action it offers.
     pub action: Action,
 }
 
@@ -86,6 +103,7 @@ impl Candidate {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResolvedAction {
+    /// The action as the spec wrote it.
     pub action: Action,
     /// The generator path that offered it (see [`Candidate::path_label`]).
     pub generator: String,

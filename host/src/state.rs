@@ -15,6 +15,7 @@ pub struct State {
     pub step: u64,
     /// Milliseconds of device time since the run started.
     pub time: u64,
+    /// The screen's size, device pixels.
     pub screen: ScreenSize,
     /// The accessibility tree's root.
     pub hierarchy: Node,

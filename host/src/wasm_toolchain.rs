@@ -12,6 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The Rust target guests (the spec provider, plugins) are compiled for.
 pub const TARGET: &str = "wasm32-wasip1";
 
 /// Debian's Rust, which ships the standard library's source for `-Zbuild-std`.

@@ -31,7 +31,7 @@ fn scaffolded_extractors_and_sinks_build_and_load() {
 }
 
 fn scaffold_build_and_load(kinds: &[(&str, &str, Kind)]) {
-    let work = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().expect("creates a temporary directory");
     for &(name, kind, expected) in kinds {
         let dir = work.path().join(name);
         let new = uatu()
@@ -40,13 +40,13 @@ fn scaffold_build_and_load(kinds: &[(&str, &str, Kind)]) {
             .arg(&dir)
             .args(["--kind", kind])
             .output()
-            .unwrap();
+            .expect("runs uatu plugin new");
         assert!(
             new.status.success(),
             "plugin new: {}",
             String::from_utf8_lossy(&new.stderr)
         );
-        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).expect("the scaffold has a Cargo.toml");
         assert!(manifest.contains("uatu-plugin-sdk = { path ="), "{manifest}");
 
         let out = work.path().join(format!("{name}.wasm"));
@@ -57,7 +57,7 @@ fn scaffold_build_and_load(kinds: &[(&str, &str, Kind)]) {
             .arg("-o")
             .arg(&out)
             .output()
-            .unwrap();
+            .expect("runs uatu plugin build");
         assert!(
             build.status.success(),
             "plugin build: {}",
@@ -73,25 +73,25 @@ fn scaffold_build_and_load(kinds: &[(&str, &str, Kind)]) {
             no_cache: true,
             ..LoadOptions::default()
         };
-        let mut plugins = PluginSet::load(&[spec(out, name, "")], &run_dir, &options).unwrap();
+        let mut plugins = PluginSet::load(&[spec(out, name, "")], &run_dir, &options).expect("the scaffolded plugin loads");
         assert_eq!(plugins.plugins_meta()[0].kind, expected);
         match expected {
             Kind::Strategy => {
                 let chosen = plugins
                     .strategy_choose(&state(0, 2, None), &candidates())
-                    .unwrap();
+                    .expect("the strategy chooses");
                 assert_eq!(chosen, Some(1), "round-robin starts at the second candidate");
             }
             Kind::Extractor => {
-                let values = plugins.extract(&state(0, 2, None), None).unwrap();
+                let values = plugins.extract(&state(0, 2, None), None).expect("the extractor extracts");
                 assert_eq!(values["my-extractor.clickable"], 6);
             }
             Kind::Sink => {
-                plugins.sink_run_start(&serde_json::json!({})).unwrap();
+                plugins.sink_run_start(&serde_json::json!({})).expect("the sink takes the run start");
                 let (record, line) = record(state(0, 2, None), None, &[]);
-                plugins.sink_step(&record, line).unwrap();
-                plugins.sink_run_end(&serde_json::json!({})).unwrap();
-                let steps = std::fs::read_to_string(run_dir.join("plugins/my-sink/steps.txt")).unwrap();
+                plugins.sink_step(&record, line).expect("the sink takes a step");
+                plugins.sink_run_end(&serde_json::json!({})).expect("the sink takes the run end");
+                let steps = std::fs::read_to_string(run_dir.join("plugins/my-sink/steps.txt")).expect("the sink wrote steps.txt");
                 assert_eq!(steps.trim(), "1");
             }
         }

@@ -87,7 +87,7 @@ fn png(width: u32, height: u32, striped: bool) -> uatu_device::model::Screenshot
     let mut png = Vec::new();
     image
         .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
-        .unwrap();
+        .expect("encodes the PNG");
     uatu_device::model::Screenshot { png, width, height }
 }
 

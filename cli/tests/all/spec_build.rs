@@ -12,7 +12,7 @@ fn uatu() -> Command {
 
 fn spec_file(dir: &Path, name: &str, source: &str) -> PathBuf {
     let path = dir.join(name);
-    std::fs::write(&path, source).unwrap();
+    std::fs::write(&path, source).expect("writes the spec file");
     path
 }
 
@@ -101,10 +101,10 @@ fn importing_a_missing_export_fails_build() {
 }
 
 fn load_error(source: &str) -> String {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("creates a temporary directory");
     let spec = spec_file(dir.path(), "spec.ts", source);
-    let module = uatu::spec::build(&spec).unwrap();
-    let mut instance = SpecInstance::new(&module, SpecLimits::default()).unwrap();
+    let module = uatu::spec::build(&spec).expect("the spec builds");
+    let mut instance = SpecInstance::new(&module, SpecLimits::default()).expect("the sandbox is set up");
     match instance.load(&module, 1) {
         Err(error @ SpecError::Thrown { .. }) => error.to_string(),
         other => panic!("expected a load error, got {other:?}"),

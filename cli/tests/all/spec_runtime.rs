@@ -17,9 +17,9 @@ fn fixture(name: &str) -> PathBuf {
 
 /// Writes `source` as a spec file in a fresh directory.
 fn spec_file(name: &str, source: &str) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("creates a temporary directory");
     let path = dir.path().join(name);
-    std::fs::write(&path, source).unwrap();
+    std::fs::write(&path, source).expect("writes the spec file");
     (dir, path)
 }
 

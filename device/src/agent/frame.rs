@@ -8,16 +8,31 @@ use super::message::{MAX_FRAME_BYTES, Message};
 /// Why a frame could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum FrameError {
+    /// The peer closed the connection cleanly, between frames.
     #[error("connection closed")]
     Closed,
+    /// The connection ended in the middle of a frame.
     #[error("connection closed after {got} of {expected} bytes of a frame")]
-    Truncated { expected: usize, got: usize },
+    Truncated {
+        /// Bytes the length prefix (or the prefix itself) called for.
+        expected: usize,
+        /// Bytes that arrived before the end.
+        got: usize,
+    },
+    /// A frame longer than [`MAX_FRAME_BYTES`]; the stream cannot be resynchronised.
     #[error("frame of {size} bytes exceeds the {MAX_FRAME_BYTES}-byte limit")]
-    Oversize { size: usize },
+    Oversize {
+        /// The payload length the prefix announced (or the encoder produced).
+        size: usize,
+    },
+    /// The payload is not valid UTF-8 JSON.
     #[error("frame is not valid UTF-8 JSON: {0}")]
     BadJson(#[source] serde_json::Error),
+    /// The payload is JSON but not one of the protocol's messages (unknown `type`,
+    /// missing or unknown fields, not an object).
     #[error("frame is not a known message: {0}")]
     BadMessage(#[source] serde_json::Error),
+    /// Reading from or writing to the socket failed.
     #[error("socket error: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -47,6 +62,7 @@ pub fn decode_payload(payload: &[u8]) -> Result<Message, FrameError> {
     serde_json::from_value(value).map_err(FrameError::BadMessage)
 }
 
+/// Writes one message as a frame and flushes it.
 pub async fn write_frame<W: AsyncWrite + Unpin>(writer: &mut W, message: &Message) -> Result<(), FrameError> {
     let frame = encode(message)?;
     writer.write_all(&frame).await?;

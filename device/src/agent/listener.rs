@@ -39,6 +39,7 @@ pub fn generate_token() -> String {
     format!("{:032x}", rand::random::<u128>())
 }
 
+/// How an [`AgentListener`] is set up and how patient it is with apps.
 #[derive(Debug, Clone)]
 pub struct ListenerConfig {
     /// Where the private socket directory is created; the system temp dir if `None`.
@@ -75,9 +76,13 @@ impl Default for ListenerConfig {
 /// What the app said about itself in HELLO.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Hello {
+    /// The protocol version the SDK speaks (checked equal to [`PROTOCOL_VERSION`]).
     pub protocol_version: u32,
+    /// The SDK's own version, e.g. `1.0.0`.
     pub sdk_version: String,
+    /// `android`, `ios` or `sim`.
     pub platform: String,
+    /// The app's bundle id / package name.
     pub app_id: String,
     /// What the SDK can do beyond the base protocol (`proto/agent.md` §3).
     pub capabilities: Vec<String>,
@@ -93,9 +98,13 @@ impl Hello {
 /// The app's answer to one PAUSE: its state at a safe point of its main loop.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AgentState {
+    /// The id of the PAUSE this answers.
     pub id: u64,
+    /// Every value the app registered with the SDK, by name.
     pub snapshots: serde_json::Map<String, serde_json::Value>,
+    /// Uncaught exceptions since the previous STATE.
     pub exceptions: Vec<ExceptionInfo>,
+    /// The app's log lines since the previous STATE.
     pub logs: Vec<LogEntry>,
     /// Probe ids hit since the previous STATE; `None` when the app has no coverage.
     pub coverage: Option<Vec<String>>,
@@ -106,28 +115,54 @@ pub struct AgentState {
 /// Why an app connection ended (or was refused during its handshake).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DisconnectReason {
+    /// The app sent GOODBYE with this reason (`crash: …` when it crashed, see [`Self::crash`]).
     #[error("the app said goodbye: {0}")]
     Goodbye(String),
+    /// The app closed the socket between frames without a GOODBYE (often a process death).
     #[error("the app closed the connection")]
     Closed,
+    /// The app closed the socket in the middle of a frame.
     #[error("the app closed the connection in the middle of a frame ({got} of {expected} bytes)")]
-    Truncated { expected: usize, got: usize },
+    Truncated {
+        /// Bytes the frame called for.
+        expected: usize,
+        /// Bytes that arrived.
+        got: usize,
+    },
+    /// The app announced a frame over [`MAX_FRAME_BYTES`].
     #[error("the app sent a frame of {size} bytes, over the {MAX_FRAME_BYTES}-byte limit")]
-    Oversize { size: usize },
+    Oversize {
+        /// The announced payload length.
+        size: usize,
+    },
+    /// The app sent a frame that is not JSON or not a protocol message; says what was wrong.
     #[error("the app sent a malformed frame: {0}")]
     Malformed(String),
+    /// The app sent a message only the host may send (PAUSE, RESUME) or a second HELLO; names it.
     #[error("the app sent {0}, which the host does not expect from an app")]
     Unexpected(String),
+    /// The app's first frame was another message than HELLO; names it.
     #[error("the app's first frame was {0}, not HELLO")]
     NoHello(String),
+    /// The app sent nothing within [`ListenerConfig::hello_timeout`] of connecting.
     #[error("the app sent no HELLO within {0:?}")]
     HelloTimeout(Duration),
+    /// The app's SDK speaks another protocol version: update the SDK or the host.
     #[error("protocol version mismatch: the host speaks version {host}, the app's SDK speaks version {app}")]
-    VersionMismatch { host: u32, app: u32 },
+    VersionMismatch {
+        /// The version this host speaks ([`PROTOCOL_VERSION`]).
+        host: u32,
+        /// The version the app's HELLO named.
+        app: u32,
+    },
+    /// The host requires a run token and the app's HELLO carried none (an app not
+    /// launched by this run, or an SDK too old to send it).
     #[error("run token missing: this host requires the token it passed to the app at launch")]
     TokenMissing,
+    /// The app's HELLO carried another token than this run's (an app launched by another run).
     #[error("run token mismatch: the app's token is not this run's")]
     TokenMismatch,
+    /// Reading from or writing to the socket failed; the OS error's message.
     #[error("socket error: {0}")]
     Io(String),
 }
@@ -178,43 +213,77 @@ pub struct AgentStatus {
 }
 
 impl AgentStatus {
+    /// Whether an app is attached now.
     pub fn is_connected(&self) -> bool {
         self.connected.is_some()
     }
 }
 
+/// A failure of the SDK socket, as the host's run loop sees it.
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
+    /// The private directory or the socket could not be created (permissions, a
+    /// path over the Unix socket length limit, a full disk).
     #[error("cannot set up the SDK socket at {path}")]
     Setup {
+        /// The socket (or directory) that could not be created.
         path: PathBuf,
+        /// The OS error.
         #[source]
         source: std::io::Error,
     },
+    /// The loopback TCP port for the SDK could not be bound (in use, not permitted).
     #[error("cannot listen for the SDK on {addr}: {source}")]
     TcpSetup {
+        /// The address the host tried to listen on.
         addr: SocketAddr,
+        /// The OS error.
         #[source]
         source: std::io::Error,
     },
+    /// A TCP listener was asked for without a run token: refused, since any local
+    /// user can reach a loopback port.
     #[error(
         "listening for the SDK on a TCP port needs a run token: any local user can reach a loopback port"
     )]
     TcpWithoutToken,
+    /// A PAUSE or RESUME was attempted while no app is attached.
     #[error("no app is connected to the SDK socket {path}")]
-    NotConnected { path: PathBuf },
+    NotConnected {
+        /// The socket apps should connect to.
+        path: PathBuf,
+    },
+    /// No app completed its handshake in time: the app did not start, was not
+    /// given the socket's path, or its SDK was refused (then `last` says why).
     #[error("no app connected to the SDK socket {path} within {after:?}{}", last_attempt(.last))]
     NoApp {
+        /// The socket apps should connect to.
         path: PathBuf,
+        /// How long the host waited.
         after: Duration,
+        /// Why the last connection attempt ended, if there was one.
         last: Option<DisconnectReason>,
     },
+    /// The attached app did not answer a PAUSE in time (its main loop is stuck or busy).
     #[error("the app did not answer PAUSE {id} within {after:?}")]
-    PauseTimeout { id: u64, after: Duration },
+    PauseTimeout {
+        /// The unanswered PAUSE's id.
+        id: u64,
+        /// How long the host waited.
+        after: Duration,
+    },
+    /// The app's connection ended while the host needed it.
     #[error("the app disconnected: {0}")]
     Disconnected(DisconnectReason),
+    /// Writing a message to the app failed or timed out.
     #[error("cannot send {what} to the app: {message}")]
-    Send { what: String, message: String },
+    Send {
+        /// The message that could not be sent (`PAUSE`, `RESUME`, `GOODBYE`).
+        what: String,
+        /// Why.
+        message: String,
+    },
+    /// [`AgentListener::resume`] was called without an answered PAUSE to end (a host bug).
     #[error("RESUME without a PAUSE that the app answered")]
     NotPaused,
 }
@@ -421,6 +490,7 @@ impl AgentListener {
         &self.dir
     }
 
+    /// The connection's status now.
     pub fn status(&self) -> AgentStatus {
         self.shared.status.borrow().clone()
     }

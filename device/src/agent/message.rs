@@ -19,9 +19,13 @@ pub const CAPABILITY_HIERARCHY: &str = "hierarchy";
 pub enum Message {
     /// SDK → host, first frame after connecting.
     Hello {
+        /// The protocol version the SDK speaks; must equal [`PROTOCOL_VERSION`].
         protocol_version: u32,
+        /// The SDK's own version, e.g. `1.0.0`.
         sdk_version: String,
+        /// `android`, `ios` or `sim`.
         platform: String,
+        /// The app's bundle id / package name.
         app_id: String,
         /// The run token the host passed to the app at launch (`proto/agent.md` §1a).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -32,6 +36,7 @@ pub enum Message {
     },
     /// Host → SDK: stop the main loop at the next safe point and report.
     Pause {
+        /// Identifies this pause; ids increase over the host's lifetime, also across reconnections.
         id: u64,
         /// Also send the hierarchy of the app's windows.
         #[serde(default, skip_serializing_if = "is_false")]
@@ -39,11 +44,15 @@ pub enum Message {
     },
     /// SDK → host: the answer to the PAUSE with the same id.
     State {
+        /// The id of the PAUSE it answers.
         id: u64,
+        /// Every value the app registered, by name.
         #[serde(default)]
         snapshots: serde_json::Map<String, serde_json::Value>,
+        /// Uncaught exceptions since the previous STATE.
         #[serde(default)]
         exceptions: Vec<ExceptionInfo>,
+        /// The app's log lines since the previous STATE.
         #[serde(default)]
         logs: Vec<LogEntry>,
         /// Probe ids hit since the previous STATE; absent when the app has no coverage.
@@ -54,9 +63,15 @@ pub enum Message {
         hierarchy: Option<AppHierarchy>,
     },
     /// Host → SDK: continue after the PAUSE with the same id.
-    Resume { id: u64 },
+    Resume {
+        /// The id of the PAUSE to end.
+        id: u64,
+    },
     /// Either side, before closing.
-    Goodbye { reason: String },
+    Goodbye {
+        /// Why the connection ends, for the other side's log (e.g. `crash: <class>: <message>`).
+        reason: String,
+    },
 }
 
 fn is_false(value: &bool) -> bool {
@@ -68,8 +83,11 @@ fn is_false(value: &bool) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AppHierarchy {
+    /// The root of the app's window tree.
     pub root: AppNode,
+    /// The screen's width, device pixels.
     pub screen_width: u32,
+    /// The screen's height, device pixels.
     pub screen_height: u32,
 }
 
@@ -77,18 +95,31 @@ pub struct AppHierarchy {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AppNode {
+    /// Becomes [`Node::id`].
     pub resource_id: String,
+    /// Becomes [`Node::text`].
     pub text: String,
+    /// Becomes [`Node::desc`].
     pub content_description: String,
+    /// Becomes [`Node::class_name`].
     pub class_name: String,
+    /// Becomes [`Node::package`].
     pub package: String,
+    /// Becomes [`Node::clickable`].
     pub clickable: bool,
+    /// Becomes [`Node::enabled`].
     pub enabled: bool,
+    /// Becomes [`Node::checked`].
     pub checked: bool,
+    /// Becomes [`Node::focused`].
     pub focused: bool,
+    /// Becomes [`Node::selected`].
     pub selected: bool,
+    /// Becomes [`Node::scrollable`].
     pub scrollable: bool,
+    /// Where the element is on screen (right and bottom exclusive).
     pub bounds: Bounds,
+    /// The element's children, in the platform's order (always present, maybe empty).
     pub children: Vec<AppNode>,
 }
 

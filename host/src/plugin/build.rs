@@ -7,6 +7,7 @@ use std::process::Stdio;
 
 use crate::wasm_toolchain::{Toolchain, artifact_path};
 
+/// Why a plugin could not be built or scaffolded: the whole message, cargo's output included.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct BuildError(pub String);
@@ -14,18 +15,19 @@ pub struct BuildError(pub String);
 /// How to build: where cargo's artifacts go, and whether cargo's output is shown.
 #[derive(Debug, Clone, Default)]
 pub struct BuildOptions {
-    /// `--target-dir` [default: `$CARGO_TARGET_DIR`, else `<crate dir>/target`].
+    /// `--target-dir` \[default: `$CARGO_TARGET_DIR`, else `<crate dir>/target`\].
     pub target_dir: Option<PathBuf>,
     /// Keep cargo's output for the error message instead of showing it.
     pub quiet: bool,
 }
 
 /// Builds the plugin crate at `crate_dir` into a component at `output`
-/// [default: `<crate dir>/<package name>.wasm`] and returns its path.
+/// \[default: `<crate dir>/<package name>.wasm`\] and returns its path.
 pub fn build_plugin(crate_dir: &Path, output: Option<&Path>) -> Result<PathBuf, BuildError> {
     build_plugin_with(crate_dir, output, &BuildOptions::default())
 }
 
+/// [`build_plugin`] with explicit [`BuildOptions`].
 pub fn build_plugin_with(
     crate_dir: &Path,
     output: Option<&Path>,

@@ -17,12 +17,16 @@ const PACKAGE: &str = "uatu:plugin";
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
+    /// Chooses the step's action among the spec's candidates (`uatu:plugin/strategy`).
     Strategy,
+    /// Adds values to the state before the spec reads it (`uatu:plugin/extractor`).
     Extractor,
+    /// Receives the run's meta, every step record and the summary (`uatu:plugin/sink`).
     Sink,
 }
 
 impl Kind {
+    /// The kind's name as the contract's interface, `meta.json` and the CLI spell it.
     pub fn name(self) -> &'static str {
         match self {
             Kind::Strategy => "strategy",
@@ -47,10 +51,14 @@ impl fmt::Display for Kind {
     }
 }
 
+/// A version of the plugin contract, `major.minor.patch`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Version {
+    /// Incompatible changes bump it (from 1.0 on).
     pub major: u64,
+    /// Before 1.0, incompatible changes bump it; from 1.0 on, additions.
     pub minor: u64,
+    /// Before 1.0, additions bump it; from 1.0 on, fixes.
     pub patch: u64,
 }
 
@@ -86,10 +94,12 @@ pub struct ContractExport {
     pub interface: String,
     /// The package version as written, and parsed when it is `x.y.z`.
     pub version_text: String,
+    /// `version_text` parsed, `None` when it is not `x.y.z` (or absent).
     pub version: Option<Version>,
 }
 
 impl ContractExport {
+    /// Reads an export name; `None` when it is not in the `uatu:plugin` package.
     pub fn parse(export_name: &str) -> Option<ContractExport> {
         let rest = export_name.strip_prefix(PACKAGE)?.strip_prefix('/')?;
         let (interface, version_text) = rest.split_once('@').unwrap_or((rest, ""));
@@ -100,6 +110,7 @@ impl ContractExport {
         })
     }
 
+    /// The plugin kind this interface makes, `None` for an interface that is not one.
     pub fn kind(&self) -> Option<Kind> {
         Kind::from_interface(&self.interface)
     }
@@ -108,12 +119,16 @@ impl ContractExport {
 /// What the exports of a component say about it as a plugin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Identified {
+    /// A plugin this host can run.
     Plugin {
+        /// The one kind it exports.
         kind: Kind,
+        /// The contract version it was built against.
         version: Version,
     },
     /// Built against another version of the contract.
     Incompatible {
+        /// The version it names, or `(no version)`.
         found: String,
     },
     /// Exports more than one kind of plugin.

@@ -70,6 +70,7 @@ pub enum OnPluginError {
 /// How to load a set of plugins.
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
+    /// What a plugin failure during the run does to the run.
     pub on_error: OnPluginError,
     /// Where compiled components are cached; `None` for [`default_cache_dir`].
     pub cache_dir: Option<PathBuf>,
@@ -81,45 +82,110 @@ pub struct LoadOptions {
 #[derive(Debug, thiserror::Error)]
 #[error("plugin `{plugin}`{}: {cause}", call.map(|call| format!(" in `{call}`")).unwrap_or_default())]
 pub struct PluginError {
+    /// The plugin's name (`(all)` or `(sinks)` when the failure is not one plugin's).
     pub plugin: String,
+    /// The plugin function being called (e.g. `choose`, `extract`, `on-step`), or
+    /// `None` when the failure happened while loading.
     pub call: Option<&'static str>,
+    /// What went wrong.
     pub cause: Cause,
 }
 
+/// What went wrong with a plugin, in words its author can act on.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Cause {
+    /// The file could not be read, compiled or instantiated (missing, not Wasm, not a
+    /// component, imports the host does not provide).
     #[error("cannot load {path}: {message}")]
-    Load { path: PathBuf, message: String },
+    Load {
+        /// The component file (`-` when the shared Wasm engine could not be set up).
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// The plugin was built for a `uatu:plugin` contract this host does not implement.
     #[error(
         "built for plugin contract uatu:plugin@{found}, but this uatu implements uatu:plugin@{supported} \
          (compatible: the same major version and, before 1.0, the same minor version); \
          rebuild it against uatu-plugin-sdk {supported}"
     )]
-    IncompatibleContract { found: String, supported: String },
+    IncompatibleContract {
+        /// The contract version the plugin was built against.
+        found: String,
+        /// The contract version this host implements ([`CONTRACT_VERSION`]).
+        supported: String,
+    },
+    /// The component exports none of the plugin interfaces.
     #[error(
         "{path} is not a uatu plugin: it exports {exports}, but none of uatu:plugin/strategy, extractor or sink"
     )]
-    NotAPlugin { path: PathBuf, exports: String },
+    NotAPlugin {
+        /// The component file.
+        path: PathBuf,
+        /// What it does export, listed.
+        exports: String,
+    },
+    /// The component exports more than one plugin interface.
     #[error("{path} exports several kinds of plugin ({kinds}); a plugin is exactly one kind")]
-    SeveralKinds { path: PathBuf, kinds: String },
+    SeveralKinds {
+        /// The component file.
+        path: PathBuf,
+        /// The kinds it exports, listed.
+        kinds: String,
+    },
+    /// A bad `[plugins.<name>]` table, a bad or duplicate name, a second strategy, or
+    /// the plugin's `init` refusing its configuration; says which.
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// One call ran longer than the plugin's `deadline-ms` and was interrupted.
     #[error("exceeded its deadline of {deadline_ms} ms (raise `deadline-ms` in [plugins.<name>])")]
-    Deadline { deadline_ms: u64 },
+    Deadline {
+        /// The deadline, ms.
+        deadline_ms: u64,
+    },
+    /// The plugin tried to grow its memory past `memory-mib`.
     #[error("exceeded its memory cap of {memory_mib} MiB (raise `memory-mib` in [plugins.<name>]){output}")]
-    MemoryCap { memory_mib: u64, output: String },
+    MemoryCap {
+        /// The cap, MiB.
+        memory_mib: u64,
+        /// The plugin's last lines of output, formatted for the message (may be empty).
+        output: String,
+    },
+    /// The plugin's code trapped (a panic, an out-of-bounds access, `unreachable`).
     #[error("trapped: {message}{output}")]
-    Trap { message: String, output: String },
+    Trap {
+        /// The trap (or host error) description.
+        message: String,
+        /// The plugin's last lines of output, where a panic message lands (may be empty).
+        output: String,
+    },
+    /// The plugin returned an `err` from a call; its message.
     #[error("returned an error: {0}")]
     Failed(String),
+    /// A strategy chose a candidate id that is not among those it was given.
     #[error("chose candidate {id}, but there are {count} candidates (ids 0 to {})", count.saturating_sub(1))]
-    InvalidChoice { id: u32, count: usize },
+    InvalidChoice {
+        /// The id it chose.
+        id: u32,
+        /// How many candidates there were.
+        count: usize,
+    },
+    /// An extractor returned a value that is not valid JSON.
     #[error("returned invalid JSON for `{name}`: {message}")]
-    BadJson { name: String, message: String },
+    BadJson {
+        /// The value's name.
+        name: String,
+        /// The JSON parser's complaint.
+        message: String,
+    },
+    /// An extractor returned a value named `""`.
     #[error("returned a value with an empty name")]
     EmptyName,
+    /// The host could not prepare the call's input (a screenshot that does not
+    /// decode, a record that does not serialise).
     #[error("cannot pass it its input: {0}")]
     Input(String),
+    /// The plugin failed earlier in the run and is not called again.
     #[error("is disabled after an earlier failure")]
     Poisoned,
 }
@@ -130,14 +196,20 @@ pub enum Cause {
 pub enum PluginEvent {
     /// A strategy's note on a choice (each distinct note is reported once).
     Note {
+        /// The strategy's name.
         plugin: String,
+        /// The step at which it made the note.
         step: u64,
+        /// The note.
         message: String,
     },
     /// Under [`OnPluginError::Disable`], a plugin failed and was disabled.
     Disabled {
+        /// The plugin's name.
         plugin: String,
+        /// The step it failed at, `None` when it failed outside a step (run start or end).
         step: Option<u64>,
+        /// The failure, as [`PluginError`] words it.
         error: String,
     },
 }
@@ -145,13 +217,19 @@ pub enum PluginEvent {
 /// A loaded plugin as `meta.json` lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct PluginMeta {
+    /// The plugin's name (its `[plugins.<name>]`).
     pub name: String,
+    /// The component file as given.
     pub path: PathBuf,
+    /// sha256 of the component file's bytes, hex.
     pub sha256: String,
+    /// Which interface it exports: strategy, extractor or sink.
     pub kind: Kind,
     /// The contract version the plugin was built against.
     pub contract: String,
+    /// Its linear-memory cap, MiB.
     pub memory_mib: u64,
+    /// The wall time one call may take, ms.
     pub deadline_ms: u64,
     /// The whole `[plugins.<name>]` table.
     pub config: serde_json::Value,

@@ -6,10 +6,13 @@ use crate::action::{Action, ResolvedAction, Target};
 use uatu_device::model::{Bounds, Node, Point};
 use uatu_device::selector::Selector;
 
+/// Why an action's target could not be turned into a point on screen.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TargetError {
+    /// The spec wrote a target string that is not a selector; the string.
     #[error("`{0}` is not a selector: use id:, text:, desc: or descPrefix:")]
     BadSelector(String),
+    /// No element of the step's hierarchy matches the selector; the selector.
     #[error("nothing on screen matches `{0}`")]
     NoMatch(String),
 }

@@ -107,6 +107,7 @@ impl Verifier {
             .any(|m| m.status() != crate::ltl::Status::Ok)
     }
 
+    /// Whether the run fails: some property violated, or (under `strict`) unmet.
     pub fn fails_run(&self, strict: bool) -> bool {
         self.properties.fails_run(strict)
     }

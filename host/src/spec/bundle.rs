@@ -25,12 +25,17 @@ const LIBRARY: &[(&str, &str)] = &[
 /// A bundled spec: one script and its source map, with sources named for messages.
 #[derive(Debug)]
 pub struct Bundle {
+    /// The spec and its imports as one JavaScript script.
     pub script: String,
+    /// The script's source map (JSON).
     pub source_map: String,
 }
 
+/// Why a `.ts`/`.js` spec could not be bundled into one script.
 #[derive(Debug, thiserror::Error)]
 pub enum BundleError {
+    /// esbuild, which bundles specs, is not installed (or `UATU_ESBUILD` names no file);
+    /// says where it looked.
     #[error(
         "esbuild not found (looked for {0}); install it (`apt-get install esbuild` or `npm install -g esbuild`) \
          or set UATU_ESBUILD to its path"
@@ -39,6 +44,7 @@ pub enum BundleError {
     /// The spec does not compile: `file:line:col: message` lines.
     #[error("{0}")]
     Syntax(String),
+    /// A file could not be read or written, or esbuild could not be run; names it.
     #[error("{0}")]
     Io(String),
 }

@@ -38,8 +38,11 @@ impl Default for SpecLimits {
 /// What the spec was doing when something went wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Phase {
+    /// Compiling the spec's script to bytecode inside the provider.
     Compiling,
+    /// Running the spec's top-level code and describing its properties, predicates and extractors.
     Loading,
+    /// The step with this index, outside any one user function.
     Step(u64),
     /// A step, inside one extractor, predicate or generator leaf.
     StepIn(u64, String),
@@ -56,38 +59,71 @@ impl std::fmt::Display for Phase {
     }
 }
 
+/// A failure of the spec as a whole (its own errors inside a step are in [`SpecStep`]),
+/// naming the spec and what it was doing.
 #[derive(Debug, thiserror::Error)]
 pub enum SpecError {
+    /// One call into the spec ran longer than [`SpecLimits::deadline`] and was interrupted.
     #[error("spec {spec}: {phase} exceeded the deadline of {deadline:?} (an endless loop?)")]
     Deadline {
+        /// The spec's source file.
         spec: String,
+        /// What it was doing.
         phase: Phase,
+        /// The deadline that passed.
         deadline: Duration,
     },
+    /// The spec's memory grew past [`SpecLimits::memory`].
     #[error("spec {spec}: {phase} exceeded the memory cap of {mib} MiB")]
-    MemoryCap { spec: String, phase: Phase, mib: usize },
+    MemoryCap {
+        /// The spec's source file.
+        spec: String,
+        /// What it was doing.
+        phase: Phase,
+        /// The cap, MiB.
+        mib: usize,
+    },
     /// The spec threw (at load: top-level code, or a property/generator that is invalid).
     #[error("spec {spec}: {phase} failed: {message}{}", if stack.is_empty() { String::new() } else { format!("\n{stack}") })]
     Thrown {
+        /// The spec's source file.
         spec: String,
+        /// What it was doing.
         phase: Phase,
+        /// The thrown error's message.
         message: String,
+        /// Its JavaScript stack, mapped to the spec's sources; may be empty.
         stack: String,
     },
+    /// The JavaScript runtime itself trapped (a bug in the provider, or a resource it ran out of).
     #[error("spec {spec}: {phase}: the spec runtime trapped: {message}")]
     Trap {
+        /// The spec's source file.
         spec: String,
+        /// What it was doing.
         phase: Phase,
+        /// The trap's description.
         message: String,
     },
+    /// The provider answered something the host does not understand, or was used out
+    /// of order (a step before the load): a mismatch between host and provider.
     #[error("spec {spec}: {phase}: {message}")]
     Protocol {
+        /// The spec's source file.
         spec: String,
+        /// What it was doing.
         phase: Phase,
+        /// What was wrong.
         message: String,
     },
+    /// The Wasm sandbox for the spec could not be created (engine, linker, instantiation).
     #[error("spec {spec}: setting up the sandbox: {message}")]
-    Setup { spec: String, message: String },
+    Setup {
+        /// The spec's source file.
+        spec: String,
+        /// Why.
+        message: String,
+    },
 }
 
 struct Host {
@@ -143,8 +179,13 @@ pub struct SpecDescription {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum PredicateValue {
+    /// The predicate returned this value.
     Value(bool),
-    Error { error: JsError },
+    /// The predicate threw; it counts as false.
+    Error {
+        /// What it threw.
+        error: JsError,
+    },
 }
 
 impl PredicateValue {
@@ -157,27 +198,39 @@ impl PredicateValue {
 /// An error thrown by spec code, with its stack mapped to the sources.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JsError {
+    /// The error's message.
     pub message: String,
+    /// The JavaScript stack, mapped to the spec's sources.
     pub stack: String,
     /// The first position in the user's spec (not in `@uatu/spec`), e.g. `spec.ts:12:5`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
 }
 
+/// A generator that threw during a step; its actions were skipped.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GeneratorError {
+    /// The generator's position in the spec's action tree.
     pub path: Vec<PathStep>,
+    /// The error's message.
     pub message: String,
+    /// The JavaScript stack, mapped to the spec's sources.
     pub stack: String,
+    /// The first position in the user's spec, e.g. `spec.ts:12:5`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
 }
 
+/// An extractor that threw during a step; its value is `null` for that step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExtractorError {
+    /// The extractor's name.
     pub name: String,
+    /// The error's message.
     pub message: String,
+    /// The JavaScript stack, mapped to the spec's sources.
     pub stack: String,
+    /// The first position in the user's spec, e.g. `spec.ts:12:5`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
 }
@@ -190,8 +243,11 @@ pub struct SpecStep {
     pub predicates: Vec<PredicateValue>,
     /// Extractor name → its current value.
     pub extractors: serde_json::Map<String, serde_json::Value>,
+    /// The extractors that threw.
     pub extractor_errors: Vec<ExtractorError>,
+    /// Every action the spec's generators offered, with its place in the action tree.
     pub candidates: Vec<Candidate>,
+    /// The generators that threw.
     pub generator_errors: Vec<GeneratorError>,
 }
 

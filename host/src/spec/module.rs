@@ -21,32 +21,48 @@ const SECTION_SOURCE_MAP: &str = "uatu.source-map";
 pub struct SpecModule {
     /// The spec's file name as the user gave it (for messages).
     pub source: String,
+    /// The spec ABI it was built for (must equal [`SPEC_ABI`] to run).
     pub abi: u32,
     /// Hex sha256 of the provider the bytecode was compiled with.
     pub provider_sha256: String,
+    /// The spec compiled to QuickJS bytecode by that provider.
     pub bytecode: Vec<u8>,
     /// The bundle's source map (JSON), sources already named for display.
     pub source_map: String,
 }
 
+/// A `.wasm` spec module that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ModuleError {
+    /// The file is not a spec module `uatu build` wrote (not Wasm, a section missing or broken).
     #[error("{path}: not a uatu spec module: {reason}")]
-    Malformed { path: String, reason: String },
+    Malformed {
+        /// The module file.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The module was built by another uatu (another spec ABI or provider): rebuild it.
     #[error(
         "{path}: built for spec ABI {built_abi} with provider {built_provider}, but this uatu ({version}) has spec ABI \
          {SPEC_ABI} with provider {ours}; rebuild with: uatu build <spec>"
     )]
     Incompatible {
+        /// The module file.
         path: String,
+        /// The spec ABI it was built for.
         built_abi: u32,
+        /// Hex sha256 of the provider it was built with.
         built_provider: String,
+        /// Hex sha256 of this host's provider.
         ours: String,
+        /// This host's version.
         version: &'static str,
     },
 }
 
 impl SpecModule {
+    /// The module file's bytes: a Wasm header and one custom section per field.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = MAGIC.to_vec();
         for (name, payload) in [

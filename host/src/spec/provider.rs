@@ -11,6 +11,7 @@ use crate::wasm::{self, RuntimeError};
 /// The provider built from `spec-provider/` by `build.rs`.
 pub static PROVIDER_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/uatu_spec_provider.wasm"));
 
+/// Hex sha256 of [`PROVIDER_WASM`]: the provider a spec module must have been built with.
 pub fn sha256() -> &'static str {
     static HASH: OnceLock<String> = OnceLock::new();
     HASH.get_or_init(|| hex::encode(Sha256::digest(PROVIDER_WASM)))

@@ -22,6 +22,7 @@ pub enum QueryKind {
 }
 
 impl QueryKind {
+    /// The query a provider's code stands for; `None` for an unknown code.
     pub fn from_code(code: u32) -> Option<QueryKind> {
         Some(match code {
             0 => QueryKind::Find,

@@ -28,11 +28,13 @@ struct Raw {
     mappings: String,
 }
 
+/// A source map that is not JSON of the expected shape, or whose mappings do not decode.
 #[derive(Debug, thiserror::Error)]
 #[error("invalid source map: {0}")]
 pub struct SourceMapError(String);
 
 impl SourceMap {
+    /// Reads a source map (version 3 JSON) and decodes its mappings.
     pub fn parse(json: &str) -> Result<SourceMap, SourceMapError> {
         let raw: Raw = serde_json::from_str(json).map_err(|e| SourceMapError(e.to_string()))?;
         let mut lines = Vec::new();

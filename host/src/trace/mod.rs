@@ -16,22 +16,33 @@ pub use writer::{RunDir, write_json_atomically};
 /// A failure reading or writing a run directory, naming the file.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
+    /// The file could not be read, written or renamed (missing, permissions, a full disk).
     #[error("{path}")]
     Io {
+        /// The file.
         path: std::path::PathBuf,
+        /// The OS error.
         #[source]
         source: std::io::Error,
     },
+    /// A complete line of `trace.jsonl` is not a step record (a partially written
+    /// last line is not an error: readers stop before it).
     #[error("{path}:{line}: not a step record")]
     BadRecord {
+        /// The trace file.
         path: std::path::PathBuf,
+        /// The line's number, from 1.
         line: u64,
+        /// What the JSON parser said.
         #[source]
         source: serde_json::Error,
     },
+    /// A JSON document of the run directory (`meta.json`, `summary.json`) does not parse.
     #[error("{path}: not valid JSON")]
     BadJson {
+        /// The file.
         path: std::path::PathBuf,
+        /// What the JSON parser said.
         #[source]
         source: serde_json::Error,
     },

@@ -12,11 +12,15 @@ use crate::state::State;
 /// `meta.json`: what ran, against what, with which seeds; rewritten at the end.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Meta {
+    /// The version of the `uatu` host that wrote the run.
     pub uatu_version: String,
     /// The seed of every random choice of the run.
     pub seed: u64,
+    /// The spec that ran.
     pub spec: SpecMeta,
+    /// The device (and app) the run drove.
     pub device: DeviceMeta,
+    /// Every plugin loaded for the run, in load order.
     #[serde(default)]
     pub plugins: Vec<PluginMeta>,
     /// RFC 3339, UTC.
@@ -28,6 +32,7 @@ pub struct Meta {
     pub rerun: String,
 }
 
+/// `meta.json`'s `spec`: which spec ran, identified by its hashes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SpecMeta {
     /// The spec as given (`.ts`, `.js` or `.wasm`).
@@ -39,14 +44,17 @@ pub struct SpecMeta {
     pub module_sha256: Option<String>,
 }
 
+/// `meta.json`'s `device`: which device and app the run drove.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeviceMeta {
     /// `sim` or `sidecar:<addr>`.
     pub kind: String,
+    /// The app under test's bundle id (on Android, its package name).
     pub bundle_id: String,
-    /// What the driver's Health call said.
+    /// The platform the driver's Health call reported (e.g. `android`); empty if it said none.
     #[serde(default)]
     pub platform: String,
+    /// The driver's version, as its Health call reported it.
     #[serde(default)]
     pub version: String,
     /// Simulator settings (bugs, latency, seed), when the device is the simulator.
@@ -58,6 +66,7 @@ pub struct DeviceMeta {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StepRecord {
+    /// The step's index, from 0.
     pub step: u64,
     /// Device time since the run started, ms (same as `state.time`).
     pub time: u64,
@@ -84,6 +93,7 @@ pub struct StepRecord {
     /// Anything noteworthy: app crash and relaunch, retries, spec errors.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<Event>,
+    /// Where the time went (the previous step's dispatch included) and the device's load.
     #[serde(default)]
     pub metrics: StepMetrics,
 }
@@ -110,60 +120,92 @@ pub struct PropertyStep {
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Event {
     /// The app's SDK connection dropped (a crash or process death).
-    AppDisconnected { reason: String },
+    AppDisconnected {
+        /// Why the connection ended, as the device layer saw it.
+        reason: String,
+    },
     /// The host relaunched the app.
     AppRelaunched,
     /// A device call failed and was retried or given up.
     DeviceRetry {
+        /// The device call that failed (e.g. `Hierarchy`, `Screenshot`, `RecentLogs`).
         call: String,
+        /// The failure's message.
         error: String,
+        /// True when the host stopped retrying: the call failed for good.
         gave_up: bool,
     },
     /// A predicate threw; it counted as false.
     PredicateError {
+        /// The predicate's id (its index among the spec's predicates).
         predicate: u32,
+        /// Where in the user's spec it threw, e.g. `spec.ts:12:5`; empty if unknown.
         location: String,
+        /// The error's message.
         message: String,
+        /// The JavaScript stack, mapped to the spec's sources.
         stack: String,
     },
     /// An extractor threw; its value is `null` this step.
     ExtractorError {
+        /// The extractor's name in the spec.
         extractor: String,
+        /// The error's message.
         message: String,
+        /// The JavaScript stack, mapped to the spec's sources.
         stack: String,
     },
     /// A generator threw; its actions were skipped.
     GeneratorError {
+        /// The generator's tree path, e.g. `0:login/1:fillEmail`.
         path: String,
+        /// The error's message.
         message: String,
+        /// The JavaScript stack, mapped to the spec's sources.
         stack: String,
     },
     /// Nothing was eligible to dispatch this step.
     NoAction,
     /// A plugin reported something (a note, or its error under `on-plugin-error = "disable"`).
-    Plugin { plugin: String, message: String },
+    Plugin {
+        /// The plugin's name.
+        plugin: String,
+        /// What it reported.
+        message: String,
+    },
     /// The first step at which a property was violated.
-    Violation { property: String },
+    Violation {
+        /// The violated property's name.
+        property: String,
+    },
 }
 
 /// Where the step's time went, in microseconds, and the device's own metrics.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StepMetrics {
+    /// Capturing the device's state (hierarchy, screenshot).
     #[serde(default)]
     pub capture_us: u64,
+    /// Collecting what the app's SDK agent reported (snapshots, logs, exceptions, coverage).
     #[serde(default)]
     pub agent_us: u64,
+    /// Running the spec: extractors, predicates and generators.
     #[serde(default)]
     pub spec_us: u64,
+    /// Advancing the properties' LTL formulas.
     #[serde(default)]
     pub ltl_us: u64,
+    /// Running the plugins (extractors, strategy, sinks).
     #[serde(default)]
     pub plugins_us: u64,
+    /// Dispatching the previous step's action (a step is recorded before its own action).
     #[serde(default)]
     pub dispatch_us: u64,
+    /// The app's CPU use, percent, if the device reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_cpu_percent: Option<f64>,
+    /// The app's memory use, bytes, if the device reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_memory_bytes: Option<u64>,
 }
@@ -171,41 +213,60 @@ pub struct StepMetrics {
 /// `summary.json`, written when the run ends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
+    /// How many steps were recorded in `trace.jsonl`.
     pub steps: u64,
     /// Wall time of the run, ms.
     pub wall_ms: u64,
     /// Device time of the last step, ms.
     pub device_ms: u64,
+    /// Each property's verdict, in the spec's order.
     pub properties: Vec<PropertySummary>,
+    /// Verdicts and notable happenings, counted.
     pub counts: Counts,
     /// Why the run stopped: `max-steps`, `duration`, `violation`, `interrupted`, `device-lost`, `spec-error`, `plugin-error`.
     pub stopped: String,
+    /// The exit code the `uatu` process ended with.
     pub exit_code: u8,
+    /// The run directory, as a path.
     pub run_dir: String,
+    /// The command line that re-runs this run with the same seeds.
     pub rerun: String,
 }
 
+/// One property's outcome in `summary.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PropertySummary {
+    /// The property's name in the spec.
     pub name: String,
     /// `violated`, `passed`, `inconclusive` or `unmet`.
     pub verdict: String,
+    /// The step at which the property was first violated; absent unless `violated`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_violation_step: Option<u64>,
     /// The action dispatched at the step before the violation: what led there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub led_by: Option<ResolvedAction>,
+    /// Errors of the predicates this property read during the run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
 }
 
+/// `summary.json`'s `counts`: how many properties got each verdict, and how often
+/// the run hit trouble.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Counts {
+    /// Properties violated.
     pub violated: usize,
+    /// Properties passed: nothing failed, only `always` obligations were open.
     pub passed: usize,
+    /// Properties inconclusive: bounded obligations (`next`, bounded `eventually`) were open.
     pub inconclusive: usize,
+    /// Properties unmet: an unbounded `eventually` never came true.
     pub unmet: usize,
+    /// Times the app crashed or its SDK connection dropped.
     pub app_crashes: usize,
+    /// Steps at which no action was eligible to dispatch.
     pub no_action_steps: u64,
+    /// Spec errors (predicate, extractor and generator errors) over the run.
     pub spec_errors: u64,
 }

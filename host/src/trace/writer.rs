@@ -59,6 +59,7 @@ impl RunDir {
         Ok(RunDir { path, trace })
     }
 
+    /// The run directory itself.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -70,10 +71,12 @@ impl RunDir {
         Ok(dir)
     }
 
+    /// Writes (or replaces) `meta.json` atomically.
     pub fn write_meta(&self, meta: &Meta) -> Result<(), TraceError> {
         write_json_atomically(&self.path.join(META_FILE), meta)
     }
 
+    /// Writes `summary.json` atomically.
     pub fn write_summary(&self, summary: &Summary) -> Result<(), TraceError> {
         write_json_atomically(&self.path.join(SUMMARY_FILE), summary)
     }

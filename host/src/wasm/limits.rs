@@ -8,11 +8,14 @@ use wasmtime::ResourceLimiter;
 /// Caps each linear memory, bounds tables, and remembers whether the guest ran
 /// into the cap (so that the failed call can be reported as such).
 pub struct MemoryCap {
+    /// The most bytes one linear memory may grow to.
     pub cap: usize,
+    /// Set when a growth was refused; the caller reads and clears it after a failed call.
     pub exceeded: bool,
 }
 
 impl MemoryCap {
+    /// A cap of `cap` bytes, not yet hit.
     pub fn new(cap: usize) -> MemoryCap {
         MemoryCap { cap, exceeded: false }
     }
