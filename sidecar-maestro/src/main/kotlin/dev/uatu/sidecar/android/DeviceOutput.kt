@@ -32,7 +32,10 @@ object DeviceOutput {
     fun topMetrics(output: String, pid: Int): Pair<Double, Long>? {
         val lines = output.lines().map { it.trim() }.filter { it.isNotEmpty() }
         val header = lines.firstOrNull { it.split(Regex("\\s+")).contains("PID") } ?: return null
-        val columns = header.split(Regex("\\s+")).map { it.removePrefix("S[").removeSuffix("]") }
+        // toybox's default header squeezes the state and the sorted column into one word: "S[%CPU]".
+        val columns = header.split(Regex("\\s+")).flatMap { word ->
+            if (word.startsWith("S[") && word.endsWith("]")) listOf("S", word.removePrefix("S[").removeSuffix("]")) else listOf(word)
+        }
         val cpuColumn = columns.indexOfFirst { it == "%CPU" }
         val resColumn = columns.indexOfFirst { it == "RES" || it == "RSS" }
         val pidColumn = columns.indexOf("PID")
