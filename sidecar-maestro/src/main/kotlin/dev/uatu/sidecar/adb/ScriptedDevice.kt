@@ -42,7 +42,7 @@ class ScriptedDevice(
         data class Disconnect(val message: String = "connection reset", override val delayMs: Long = 0) : Reply
     }
 
-    private class Rule(val matches: (String) -> Boolean, val replies: ArrayDeque<Reply>)
+    private class Rule(val matches: (String) -> Boolean, val respond: (String) -> Reply)
 
     private val rules = mutableListOf<Rule>()
     private val log = mutableListOf<String>()
@@ -64,9 +64,15 @@ class ScriptedDevice(
     /** Answers commands containing `fragment` with `replies` in turn (the last one repeats). Earlier rules win. */
     fun on(fragment: String, vararg replies: Reply): ScriptedDevice = on({ it.contains(fragment) }, *replies)
 
-    fun on(matches: (String) -> Boolean, vararg replies: Reply): ScriptedDevice = synchronized(this) {
+    fun on(matches: (String) -> Boolean, vararg replies: Reply): ScriptedDevice {
         require(replies.isNotEmpty()) { "a rule needs at least one reply" }
-        rules += Rule(matches, ArrayDeque(replies.toList()))
+        val queue = ArrayDeque(replies.toList())
+        return onEvery(matches) { if (queue.size > 1) queue.removeFirst() else queue.first() }
+    }
+
+    /** Answers each matching command with what `respond` makes of it. Earlier rules win. */
+    fun onEvery(matches: (String) -> Boolean, respond: (String) -> Reply): ScriptedDevice = synchronized(this) {
+        rules += Rule(matches, respond)
         this
     }
 
@@ -93,9 +99,7 @@ class ScriptedDevice(
         val reply = synchronized(this) {
             check(!closed) { "the fake device $serial was closed" }
             log += command
-            rules.firstOrNull { it.matches(command) }?.let { rule ->
-                if (rule.replies.size > 1) rule.replies.removeFirst() else rule.replies.first()
-            } ?: behave(command)
+            rules.firstOrNull { it.matches(command) }?.respond?.invoke(command) ?: behave(command)
         }
         if (reply.delayMs > 0) Thread.sleep(reply.delayMs)
         return reply
