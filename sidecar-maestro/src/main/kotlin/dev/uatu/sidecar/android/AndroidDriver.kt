@@ -77,6 +77,9 @@ class AndroidDriver(
         val screen: Pair<Int, Int>
         var dumpForm: DumpForm? = null
 
+        /** The last dump read and its hierarchy: the same XML again (a still screen) is not parsed again. */
+        var lastDump: Pair<String, Hierarchy>? = null
+
         init {
             bootOffsetMs = DeviceOutput.uptimeMs(run(adb, "cat /proc/uptime").stdout)
                 ?: throw DriverException.deviceError("reading /proc/uptime", adb.serial, "no uptime in the answer")
@@ -333,13 +336,20 @@ class AndroidDriver(
 
     fun hierarchy(): Hierarchy = withDevice("Hierarchy") { hierarchy(this) }
 
+    /** One `uiautomator dump`, read: the screen's hierarchy, or why there is none. */
+    private sealed interface Capture {
+        data class Screen(val hierarchy: Hierarchy) : Capture
+        data class Busy(val reason: String) : Capture
+        data class Failed(val reason: String) : Capture
+    }
+
     private fun hierarchy(session: Session): Hierarchy {
         var lastBusy = ""
         repeat(settings.dumpAttempts) { attempt ->
-            when (val answer = session.dumpOnce()) {
-                is UiAutomatorDump.Answer.Screen -> return session.hierarchyOf(answer.dump)
-                is UiAutomatorDump.Answer.Busy -> lastBusy = answer.reason
-                is UiAutomatorDump.Answer.Failed -> throw DriverException.deviceError("`uiautomator dump`", session.adb.serial, answer.reason)
+            when (val capture = session.capture()) {
+                is Capture.Screen -> return capture.hierarchy
+                is Capture.Busy -> lastBusy = capture.reason
+                is Capture.Failed -> throw DriverException.deviceError("`uiautomator dump`", session.adb.serial, capture.reason)
             }
             if (attempt + 1 < settings.dumpAttempts) Thread.sleep(settings.dumpRetryDelayMs)
         }
@@ -350,22 +360,37 @@ class AndroidDriver(
         )
     }
 
+    private fun Session.capture(): Capture {
+        val output = dumpOutput()
+        val xml = UiAutomatorDump.extractXml(output)
+        lastDump?.let { (lastXml, hierarchy) -> if (xml == lastXml) return Capture.Screen(hierarchy) }
+        return when (val answer = UiAutomatorDump.readAnswer(output)) {
+            is UiAutomatorDump.Answer.Screen -> {
+                val hierarchy = hierarchyOf(answer.dump)
+                lastDump = checkNotNull(xml) to hierarchy
+                Capture.Screen(hierarchy)
+            }
+            is UiAutomatorDump.Answer.Busy -> Capture.Busy(answer.reason)
+            is UiAutomatorDump.Answer.Failed -> Capture.Failed(answer.reason)
+        }
+    }
+
     private fun Session.hierarchyOf(dump: UiDump): Hierarchy {
         val (width, height) = if (dump.rotation % 2 == 1) screen.second to screen.first else screen
         return Hierarchy(dump, dump.rootProto(Rect(0, 0, width, height)), width, height)
     }
 
-    /** One dump, in the form known to work on this device, or the first form that works. */
-    private fun Session.dumpOnce(): UiAutomatorDump.Answer {
-        dumpForm?.let { return UiAutomatorDump.readAnswer(shell(it.command).allOutput) }
-        var failure: UiAutomatorDump.Answer = UiAutomatorDump.Answer.Failed("no dump form tried")
+    /** What one dump printed, in the form known to work on this device, or the first form that works. */
+    private fun Session.dumpOutput(): String {
+        dumpForm?.let { return shell(it.command).allOutput }
+        var failure = ""
         for (form in DumpForm.entries) {
-            val answer = UiAutomatorDump.readAnswer(shell(form.command).allOutput)
-            if (answer !is UiAutomatorDump.Answer.Failed) {
+            val output = shell(form.command).allOutput
+            if (UiAutomatorDump.readAnswer(output) !is UiAutomatorDump.Answer.Failed) {
                 dumpForm = form
-                return answer
+                return output
             }
-            failure = answer
+            failure = output
         }
         return failure
     }
@@ -411,10 +436,10 @@ class AndroidDriver(
         var busyAnswers = 0
         while (true) {
             val pollStarted = System.nanoTime()
-            val current = when (val answer = dumpOnce()) {
-                is UiAutomatorDump.Answer.Screen -> hierarchyOf(answer.dump).root
-                is UiAutomatorDump.Answer.Busy -> null.also { busyAnswers++ }
-                is UiAutomatorDump.Answer.Failed -> throw DriverException.deviceError("`uiautomator dump`", adb.serial, answer.reason)
+            val current = when (val capture = capture()) {
+                is Capture.Screen -> capture.hierarchy.root
+                is Capture.Busy -> null.also { busyAnswers++ }
+                is Capture.Failed -> throw DriverException.deviceError("`uiautomator dump`", adb.serial, capture.reason)
             }
             dumps++
             if (current != null && current == previous) {
