@@ -73,6 +73,20 @@ class DriverException(val code: Status.Code, message: String, cause: Throwable? 
             cause,
         )
 
+        fun connectionFailed(cause: Throwable) = DriverException(
+            Status.Code.UNAVAILABLE,
+            "cannot connect to the Android device: ${cause.message ?: cause.javaClass.simpleName} " +
+                "(check `adb devices`; `adb kill-server && adb start-server` if it hangs)",
+            cause,
+        )
+
+        fun reverseForwardFailed(serial: String, deviceSocket: String, hostPort: Int, cause: Throwable) = DriverException(
+            Status.Code.UNAVAILABLE,
+            "cannot forward $deviceSocket on $serial to tcp:$hostPort for the app's SDK: ${cause.message} " +
+                "(try `adb -s $serial reverse $deviceSocket tcp:$hostPort` to see why)",
+            cause,
+        )
+
         fun deviceError(what: String, serial: String, detail: String) = DriverException(
             Status.Code.INTERNAL,
             "$what on $serial failed: $detail",

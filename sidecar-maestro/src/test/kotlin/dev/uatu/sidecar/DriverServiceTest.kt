@@ -42,7 +42,7 @@ class DriverServiceTest {
                 "pm path app.folio",
                 "am force-stop app.folio",
                 "cmd package resolve-activity --brief -a android.intent.action.MAIN -c android.intent.category.LAUNCHER app.folio",
-                "am start -W -n 'app.folio/.MainActivity'",
+                "am start -n 'app.folio/.MainActivity'",
             ),
             commands.filterNot { it == "cat /proc/uptime" || it == "wm size" },
         )
@@ -56,7 +56,7 @@ class DriverServiceTest {
             )
         }
         assertTrue("pm clear app.folio" in commands, commands.toString())
-        assertTrue("am start -W -n 'app.folio/.SettingsActivity'" in commands, commands.toString())
+        assertTrue("am start -n 'app.folio/.SettingsActivity'" in commands, commands.toString())
         assertFalse(commands.any { it.startsWith("cmd package resolve-activity") })
     }
 
@@ -242,6 +242,19 @@ class DriverServiceTest {
     }
 
     @Test
+    fun `a busy answer while finding the dump form does not settle on that form`() {
+        device.dumpTargets = setOf("file")
+        device.on("dump /dev/tty", shellReply("ERROR: could not get idle state.\n"), shellReply("java.io.FileNotFoundException: /dev/tty: open failed: ENXIO (No such device or address)\n"))
+        launch()
+        stub.hierarchy(HierarchyRequest.getDefaultInstance())
+        stub.hierarchy(HierarchyRequest.getDefaultInstance())
+        assertEquals(
+            listOf("/dev/tty", "/dev/tty", "/dev/stdout", AndroidDriver.DUMP_FILE, AndroidDriver.DUMP_FILE),
+            device.commands.filter { it.startsWith("uiautomator") }.map { it.split(' ')[2] },
+        )
+    }
+
+    @Test
     fun `Hierarchy gives up after its attempts with UNAVAILABLE`() {
         device.on("uiautomator dump", shellReply("ERROR: could not get idle state.\n"))
         val error = assertThrows(StatusRuntimeException::class.java) { stub.hierarchy(HierarchyRequest.getDefaultInstance()) }
@@ -321,7 +334,7 @@ class AgentForwardTest {
         sidecar.stub.launch(LaunchRequest.newBuilder().setBundleId("app.folio").build())
         assertEquals(mapOf("localabstract:uatu-agent" to 45123), device.reverseForwards)
         val start = device.commands.single { it.startsWith("am start") }
-        assertEquals("am start -W -n 'app.folio/.MainActivity' --es uatu.agent.socket 'uatu-agent' --es uatu.agent.token 't0k3n-'\\''x'\\'''", start)
+        assertEquals("am start -n 'app.folio/.MainActivity' --es uatu.agent.socket 'uatu-agent' --es uatu.agent.token 't0k3n-'\\''x'\\'''", start)
         sidecar.close()
         assertEquals(emptyMap<String, Int>(), device.reverseForwards)
         assertTrue(device.closed)

@@ -159,4 +159,25 @@ class ErrorMappingTest {
             assertTrue(status.description!!.contains("INJECT_EVENTS"), status.description)
         }
     }
+
+    @Test
+    fun `a refused reverse forward is UNAVAILABLE naming the socket and port`() {
+        val device = folioDevice().apply { reverseRefusal = "reverse:forward failed: cannot bind listener: Address already in use" }
+        InProcessSidecar(device, fastSettings.copy(agent = dev.uatu.sidecar.android.AgentForward(hostPort = 45999, token = null))).use { sidecar ->
+            val status = statusOf { sidecar.stub.health(HealthRequest.getDefaultInstance()) }
+            assertEquals(Status.Code.UNAVAILABLE, status.code)
+            assertTrue(status.description!!.contains("cannot forward localabstract:uatu-agent on emulator-5554 to tcp:45999"), status.description)
+            assertTrue(status.description!!.contains("Address already in use"))
+            assertTrue(device.closed)
+        }
+    }
+
+    @Test
+    fun `a connection that fails is UNAVAILABLE with the cause`() {
+        InProcessSidecar({ throw java.io.IOException("Command failed (host:transport:R58M123): device offline") }).use { sidecar ->
+            val status = statusOf { sidecar.stub.health(HealthRequest.getDefaultInstance()) }
+            assertEquals(Status.Code.UNAVAILABLE, status.code)
+            assertTrue(status.description!!.contains("device offline"), status.description)
+        }
+    }
 }

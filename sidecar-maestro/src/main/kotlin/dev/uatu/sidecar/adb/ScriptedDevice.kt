@@ -115,8 +115,12 @@ class ScriptedDevice(
         files[remotePath]?.copyOf() ?: throw IOException("remote object '$remotePath' does not exist")
     }
 
+    /** When set, `adb reverse` fails with this message (as when adbd refuses it). */
+    var reverseRefusal: String? = null
+
     override fun reverseForward(deviceSocket: String, hostPort: Int) = synchronized(this) {
         log += "reverse:forward:$deviceSocket;tcp:$hostPort"
+        reverseRefusal?.let { throw IOException(it) }
         forwards[deviceSocket] = hostPort
     }
 
@@ -189,10 +193,9 @@ class ScriptedDevice(
         }
         runningApp = app
         screenIndex = 0
-        return ok(
-            "Starting: Intent { cmp=$component${if (command.contains("--es")) " (has extras)" else ""} }\n" +
-                "Status: ok\nLaunchState: COLD\nActivity: $component\nTotalTime: 412\nWaitTime: 418\nComplete\n",
-        )
+        val starting = "Starting: Intent { cmp=$component${if (command.contains("--es")) " (has extras)" else ""} }\n"
+        val waited = "Status: ok\nLaunchState: COLD\nActivity: $component\nTotalTime: 412\nWaitTime: 418\nComplete\n"
+        return ok(if (command.contains(" -W ")) starting + waited else starting)
     }
 
     private fun dump(command: String): Reply {

@@ -43,6 +43,8 @@ data class DriverSettings(
     /** How often `uiautomator dump` is asked again when the screen was busy. */
     val dumpAttempts: Int = 5,
     val dumpRetryDelayMs: Long = 150,
+    /** No new attempt starts after this long, so Hierarchy answers within the host's 5 s deadline. */
+    val dumpBudgetMs: Long = 4_000,
     /** The least time between two dumps when waiting for idle (a real dump takes longer by itself). */
     val idlePollMs: Long = 50,
     val agent: AgentForward? = null,
@@ -86,7 +88,13 @@ class AndroidDriver(
             val size = run(adb, "wm size")
             screen = DeviceOutput.screenSize(size.stdout)
                 ?: throw DriverException.deviceError("wm size", adb.serial, "no screen size in `${size.allOutput}`")
-            settings.agent?.let { adb.reverseForward(it.deviceSocket, it.hostPort) }
+            settings.agent?.let { agent ->
+                try {
+                    adb.reverseForward(agent.deviceSocket, agent.hostPort)
+                } catch (e: IOException) {
+                    throw DriverException.reverseForwardFailed(adb.serial, agent.deviceSocket, agent.hostPort, e)
+                }
+            }
         }
 
         /** The device's monotonic clock: its uptime when connected plus the time since. */
@@ -104,9 +112,16 @@ class AndroidDriver(
 
     private fun session(): Session = synchronized(lock) {
         session ?: run {
-            val adb = connect()
+            val adb = try {
+                connect()
+            } catch (e: IOException) {
+                throw DriverException.connectionFailed(e)
+            }
             try {
                 Session(adb).also { session = it }
+            } catch (e: IOException) {
+                adb.close()
+                throw DriverException.deviceLost("connecting", adb.serial, e)
             } catch (e: Exception) {
                 adb.close()
                 throw e
@@ -183,7 +198,8 @@ class AndroidDriver(
             " --es ${AgentForward.EXTRA_SOCKET} ${InputText.shellQuote(agent.deviceSocket.removePrefix("localabstract:"))}" +
                 (agent.token?.let { " --es ${AgentForward.EXTRA_TOKEN} ${InputText.shellQuote(it)}" } ?: "")
         } ?: ""
-        val started = shell("am start -W -n ${InputText.shellQuote(component)}$extras")
+        // Without -W: the host's Launch deadline is short, and it waits for the screen (WaitForIdle) and the SDK anyway.
+        val started = shell("am start -n ${InputText.shellQuote(component)}$extras")
         // `am start` exits 0 on some Android versions even when it failed; its output says.
         val error = started.allOutput.lines().firstOrNull { it.startsWith("Error") || it.contains("Exception") }
         if (!started.ok || error != null) {
@@ -344,18 +360,23 @@ class AndroidDriver(
     }
 
     private fun hierarchy(session: Session): Hierarchy {
+        val started = System.nanoTime()
         var lastBusy = ""
-        repeat(settings.dumpAttempts) { attempt ->
+        var attempts = 0
+        while (true) {
+            attempts++
             when (val capture = session.capture()) {
                 is Capture.Screen -> return capture.hierarchy
                 is Capture.Busy -> lastBusy = capture.reason
                 is Capture.Failed -> throw DriverException.deviceError("`uiautomator dump`", session.adb.serial, capture.reason)
             }
-            if (attempt + 1 < settings.dumpAttempts) Thread.sleep(settings.dumpRetryDelayMs)
+            val elapsedMs = (System.nanoTime() - started) / 1_000_000
+            if (attempts >= settings.dumpAttempts || elapsedMs + settings.dumpRetryDelayMs >= settings.dumpBudgetMs) break
+            Thread.sleep(settings.dumpRetryDelayMs)
         }
         throw DriverException(
             io.grpc.Status.Code.UNAVAILABLE,
-            "`uiautomator dump` on ${session.adb.serial} gave no screen in ${settings.dumpAttempts} attempts " +
+            "`uiautomator dump` on ${session.adb.serial} gave no screen in $attempts attempts " +
                 "(last answer: $lastBusy): the screen kept animating; wait for idle and ask again",
         )
     }
@@ -386,11 +407,12 @@ class AndroidDriver(
         var failure = ""
         for (form in DumpForm.entries) {
             val output = shell(form.command).allOutput
-            if (UiAutomatorDump.readAnswer(output) !is UiAutomatorDump.Answer.Failed) {
-                dumpForm = form
-                return output
+            when (UiAutomatorDump.readAnswer(output)) {
+                // Only a screen proves the form works; a busy answer says nothing about it yet.
+                is UiAutomatorDump.Answer.Screen -> return output.also { dumpForm = form }
+                is UiAutomatorDump.Answer.Busy -> return output
+                is UiAutomatorDump.Answer.Failed -> failure = output
             }
-            failure = output
         }
         return failure
     }
