@@ -99,7 +99,8 @@ class ServeCommand : Callable<Int> {
         if (!noStdinWatch) {
             Thread({
                 try {
-                    while (System.`in`.read() >= 0) Unit
+                    // Nothing is ever written: read until end of file.
+                    System.`in`.transferTo(java.io.OutputStream.nullOutputStream())
                 } catch (e: IOException) {
                     // A broken stdin means the same: the host is gone.
                 }

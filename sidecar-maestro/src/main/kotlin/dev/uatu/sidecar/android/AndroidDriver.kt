@@ -456,7 +456,8 @@ class AndroidDriver(
         var previous: Node? = null
         var dumps = 0
         var busyAnswers = 0
-        while (true) {
+        var idle = false
+        while (!idle) {
             val pollStarted = System.nanoTime()
             val current = when (val capture = capture()) {
                 is Capture.Screen -> capture.hierarchy.root
@@ -464,22 +465,18 @@ class AndroidDriver(
                 is Capture.Failed -> throw DriverException.deviceError("`uiautomator dump`", adb.serial, capture.reason)
             }
             dumps++
-            if (current != null && current == previous) {
-                return@withDevice IdleOutcome(true, dumps, elapsedMs(), "two consecutive dumps were equal after $dumps dumps")
-            }
+            idle = current != null && current == previous
             previous = current
-            if (elapsedMs() >= timeoutMs) {
+            if (!idle && elapsedMs() >= timeoutMs) {
                 return@withDevice IdleOutcome(
                     false, dumps, elapsedMs(),
                     "the screen still changed after $timeoutMs ms ($dumps dumps, $busyAnswers busy answers)",
                 )
             }
-            val pause = settings.idlePollMs - (System.nanoTime() - pollStarted) / 1_000_000
-            val remaining = timeoutMs - elapsedMs()
-            if (pause > 0) Thread.sleep(minOf(pause, remaining.coerceAtLeast(0)))
+            val pause = minOf(settings.idlePollMs - (System.nanoTime() - pollStarted) / 1_000_000, timeoutMs - elapsedMs())
+            if (!idle && pause > 0) Thread.sleep(pause)
         }
-        @Suppress("UNREACHABLE_CODE")
-        error("unreachable")
+        IdleOutcome(true, dumps, elapsedMs(), "two consecutive dumps were equal after $dumps dumps")
     }
 
     /** Removes the reverse forward and lets go of the device. */
