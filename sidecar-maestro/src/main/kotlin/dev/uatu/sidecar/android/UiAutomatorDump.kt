@@ -141,8 +141,27 @@ object UiAutomatorDump {
         return output.substring(start, end)
     }
 
-    fun parse(xml: String): UiDump {
-        val reader = newReader(sanitise(xml))
+    fun parse(xml: String): UiDump =
+        try {
+            parseXml(xml)
+        } catch (e: XMLStreamException) {
+            // Most dumps are well-formed; only a failing one pays for the clean-up, and is tried again.
+            val cleaned = sanitise(xml)
+            if (cleaned == xml) throw unreadable(e)
+            try {
+                parseXml(cleaned)
+            } catch (again: XMLStreamException) {
+                throw unreadable(again)
+            }
+        }
+
+    private fun unreadable(e: XMLStreamException): DumpFormatException {
+        val where = e.location?.let { " at line ${it.lineNumber}, column ${it.columnNumber}" } ?: ""
+        return DumpFormatException("unreadable UIAutomator dump$where: ${e.message?.substringAfter("Message: ")}", e)
+    }
+
+    private fun parseXml(xml: String): UiDump {
+        val reader = newReader(xml)
         try {
             var rotation = 0
             val windows = mutableListOf<UiElement>()
@@ -155,9 +174,6 @@ object UiAutomatorDump {
                 }
             }
             return UiDump(rotation, windows)
-        } catch (e: XMLStreamException) {
-            val where = e.location?.let { " at line ${it.lineNumber}, column ${it.columnNumber}" } ?: ""
-            throw DumpFormatException("unreadable UIAutomator dump$where: ${e.message?.substringAfter("Message: ")}", e)
         } finally {
             reader.close()
         }
@@ -165,12 +181,18 @@ object UiAutomatorDump {
 
     /** Reads the `<node>` the reader is on, with its subtree, and leaves the reader after its end tag. */
     private fun readNode(reader: XMLStreamReader): UiElement {
-        val attributes = (0 until reader.attributeCount).associate { reader.getAttributeLocalName(it) to reader.getAttributeValue(it) }
+        val attributes = HashMap<String, String>(32)
+        var othersPresent = false
+        for (i in 0 until reader.attributeCount) {
+            val name = reader.getAttributeLocalName(i)
+            attributes[name] = reader.getAttributeValue(i)
+            if (name !in KNOWN) othersPresent = true
+        }
         val children = mutableListOf<UiElement>()
         while (true) {
             when (reader.next()) {
                 XMLStreamConstants.START_ELEMENT -> if (reader.localName == "node") children += readNode(reader) else skipElement(reader)
-                XMLStreamConstants.END_ELEMENT -> return element(attributes, children)
+                XMLStreamConstants.END_ELEMENT -> return element(attributes, othersPresent, children)
                 XMLStreamConstants.END_DOCUMENT -> throw DumpFormatException("the dump ends inside a node")
             }
         }
@@ -192,7 +214,7 @@ object UiAutomatorDump {
         "drawing-order", "hint",
     )
 
-    private fun element(a: Map<String, String>, children: List<UiElement>) = UiElement(
+    private fun element(a: Map<String, String>, othersPresent: Boolean, children: List<UiElement>) = UiElement(
         index = a["index"]?.toIntOrNull(),
         text = a["text"].orEmpty(),
         resourceId = a["resource-id"].orEmpty(),
@@ -213,7 +235,7 @@ object UiAutomatorDump {
         bounds = a["bounds"]?.let(::parseBounds),
         drawingOrder = a["drawing-order"]?.toIntOrNull(),
         hint = a["hint"],
-        other = a.filterKeys { it !in KNOWN },
+        other = if (othersPresent) a.filterKeys { it !in KNOWN } else emptyMap(),
         children = children,
     )
 
