@@ -133,6 +133,12 @@ pub struct DoctorArgs {
     /// The app to launch on the device [default: the run setting `bundle-id`].
     #[arg(long, value_name = "ID")]
     pub bundle_id: Option<String>,
+    /// Android only: the sidecar JAR [default: sidecar-maestro.jar next to the uatu binary].
+    #[arg(long, value_name = "JAR")]
+    pub sidecar: Option<PathBuf>,
+    /// Android only: check against the sidecar's scripted fake device (`builtin` or a directory).
+    #[arg(long, value_name = "DEVICE")]
+    pub sidecar_fake_device: Option<String>,
 }
 
 #[derive(Debug, Clone, Subcommand)]

@@ -238,7 +238,11 @@ fn doctor(args: DoctorArgs) -> anyhow::Result<ExitStatus> {
         return Ok(ExitStatus::Infrastructure);
     };
     let defaults = Settings::defaults();
-    let device = DeviceChoice::parse(&device, None, None, None).map_err(Error::from)?;
+    let sidecar = uatu::devices::SidecarOptions {
+        jar: args.sidecar,
+        fake_device: args.sidecar_fake_device,
+    };
+    let device = DeviceChoice::parse(&device, None, None, None, sidecar).map_err(Error::from)?;
     let bundle_id = args
         .bundle_id
         .or_else(|| defaults.bundle_id.clone())

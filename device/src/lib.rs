@@ -1,10 +1,12 @@
 //! Devices: the [`Driver`] trait over `proto/driver.proto`, its gRPC client,
-//! and the host side of the in-app SDK socket (`agent`, `proto/agent.md`).
+//! the host side of the in-app SDK socket (`agent`, `proto/agent.md`), and the
+//! Android sidecar as a child process (`sidecar`).
 
 pub mod agent;
 pub mod grpc;
 pub mod model;
 pub mod selector;
+pub mod sidecar;
 
 use std::time::Duration;
 

@@ -5,10 +5,12 @@
 //! stop at the end as a [`DeviceHandle`]. The step loop, `doctor` and the trace see
 //! only the [`Connected`] device. See `docs/development.md`, "Adding a device kind".
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use uatu_device::agent::{AgentError, AgentListener, ListenerConfig};
+use uatu_device::sidecar::{self, SidecarCommand, SidecarError, SidecarProcess};
 use uatu_device::{CallTimeouts, DeviceError, Driver, GrpcDriver};
 use uatu_sim::{Bugs, SimConfig, SimError, SimHandle, Simulator};
 
@@ -21,6 +23,26 @@ pub enum DeviceChoice {
     Sim(SimChoice),
     /// A sidecar already serving `proto/driver.proto` at `host:port`.
     Sidecar(String),
+    /// An Android device through the sidecar JAR, which uatu starts and stops.
+    Android(AndroidChoice),
+}
+
+/// An Android device: which one, and the sidecar that drives it (docs/devices.md).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AndroidChoice {
+    /// The device's serial (`android:SERIAL`); `None`: the only device attached.
+    pub serial: Option<String>,
+    /// The sidecar's settings.
+    pub sidecar: SidecarOptions,
+}
+
+/// Where the Android sidecar is and what it drives (`--sidecar`, `--sidecar-fake-device`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SidecarOptions {
+    /// The sidecar JAR; `None`: `sidecar-maestro.jar` next to the `uatu` binary.
+    pub jar: Option<PathBuf>,
+    /// The sidecar's scripted fake device (`builtin` or a directory) instead of a real one.
+    pub fake_device: Option<String>,
 }
 
 /// The simulator's settings in a run.
@@ -41,12 +63,14 @@ impl DeviceChoice {
         sim_bugs: Option<&str>,
         sim_latency: Option<&str>,
         sim_seed: Option<u64>,
+        sidecar: SidecarOptions,
     ) -> Result<DeviceChoice, ConfigError> {
         let defaults = SimConfig::default();
         match device.split_once(':') {
             _ if device == "sim" => Ok(DeviceChoice::Sim(SimChoice {
                 bugs: match sim_bugs {
-                    Some(text) => Bugs::parse(text).map_err(|error| ConfigError::invalid("sim-bugs", error.to_string()))?,
+                    Some(text) => Bugs::parse(text)
+                        .map_err(|error| ConfigError::invalid("sim-bugs", error.to_string()))?,
                     None => defaults.bugs,
                 },
                 latency: match sim_latency {
@@ -56,9 +80,19 @@ impl DeviceChoice {
                 seed: sim_seed,
             })),
             Some(("sidecar", addr)) if !addr.is_empty() => Ok(DeviceChoice::Sidecar(addr.to_string())),
+            _ if device == "android" => Ok(DeviceChoice::Android(AndroidChoice {
+                serial: None,
+                sidecar,
+            })),
+            Some(("android", serial)) if !serial.is_empty() => Ok(DeviceChoice::Android(AndroidChoice {
+                serial: Some(serial.to_string()),
+                sidecar,
+            })),
             _ => Err(ConfigError::invalid(
                 "device",
-                format!("`{device}` is neither `sim` nor `sidecar:<host:port>`"),
+                format!(
+                    "`{device}` is neither `sim`, `android`, `android:<serial>` nor `sidecar:<host:port>`"
+                ),
             )),
         }
     }
@@ -68,6 +102,10 @@ impl DeviceChoice {
         match self {
             DeviceChoice::Sim(_) => "sim".into(),
             DeviceChoice::Sidecar(addr) => format!("sidecar:{addr}"),
+            DeviceChoice::Android(AndroidChoice { serial: None, .. }) => "android".into(),
+            DeviceChoice::Android(AndroidChoice {
+                serial: Some(serial), ..
+            }) => format!("android:{serial}"),
         }
     }
 
@@ -77,6 +115,14 @@ impl DeviceChoice {
         if let DeviceChoice::Sim(sim) = self {
             flags.extend(["--sim-bugs".into(), sim.bugs.to_string()]);
             flags.extend(["--sim-seed".into(), sim.seed.unwrap_or(run_seed).to_string()]);
+        }
+        if let DeviceChoice::Android(android) = self {
+            if let Some(jar) = &android.sidecar.jar {
+                flags.extend(["--sidecar".into(), jar.display().to_string()]);
+            }
+            if let Some(fake) = &android.sidecar.fake_device {
+                flags.extend(["--sidecar-fake-device".into(), fake.clone()]);
+            }
         }
         flags
     }
@@ -94,6 +140,18 @@ pub enum ConnectError {
     /// The driver could not be reached.
     #[error(transparent)]
     Device(#[from] DeviceError),
+    /// The Android sidecar could not be started.
+    #[error(transparent)]
+    Sidecar(#[from] SidecarError),
+    /// No sidecar JAR was given and none is next to the `uatu` binary.
+    #[error(
+        "no Android sidecar: pass --sidecar <sidecar-maestro.jar> (or set `sidecar` in uatu.toml), or put {} next to the uatu binary; build it with `mvn -B -q package -DskipTests -f sidecar-maestro/pom.xml`",
+        sidecar::JAR_NAME
+    )]
+    NoSidecarJar,
+    /// The sidecar JAR given does not exist.
+    #[error("the Android sidecar {} does not exist; build it with `mvn -B -q package -DskipTests -f sidecar-maestro/pom.xml`", .0.display())]
+    SidecarJarMissing(PathBuf),
 }
 
 /// What a device kind must stop when the run ends (a simulator, a sidecar process, a browser).
@@ -109,6 +167,22 @@ impl DeviceHandle for SimHandle {
         self.shutdown().await.map_err(|error| error.to_string())
     }
 }
+
+#[async_trait]
+impl DeviceHandle for SidecarProcess {
+    async fn stop(self: Box<Self>) -> Result<(), String> {
+        match (*self).stop(SIDECAR_STOP_GRACE).await {
+            Some(status) if status.success() => Ok(()),
+            Some(status) => Err(format!("the Android sidecar exited with {status}")),
+            None => Err(format!(
+                "the Android sidecar did not stop within {SIDECAR_STOP_GRACE:?} and was killed"
+            )),
+        }
+    }
+}
+
+/// How long the sidecar may take to remove its forward and exit.
+const SIDECAR_STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// A connected device: its driver, the host's SDK socket its app connects to, and what to stop.
 pub struct Connected {
@@ -170,6 +244,80 @@ pub async fn connect(choice: &DeviceChoice, run_seed: u64) -> Result<Connected, 
                 settings: None,
                 handle: None,
             })
+        }
+        DeviceChoice::Android(android) => {
+            let jar = match &android.sidecar.jar {
+                Some(jar) if jar.is_file() => jar.clone(),
+                Some(jar) => return Err(ConnectError::SidecarJarMissing(jar.clone())),
+                None => sidecar::jar_beside_binary().ok_or(ConnectError::NoSidecarJar)?,
+            };
+            let mut command = SidecarCommand::new(jar);
+            command.serial = android.serial.clone();
+            command.fake_device = android.sidecar.fake_device.clone();
+            // The SDK reaches the host through `--agent-port` (adb reverse) once the
+            // agent listener serves TCP with a per-run token; until then the app
+            // cannot reach the host's Unix socket from the device.
+            let process = SidecarProcess::start(&command).await?;
+            let settings = serde_json::json!({
+                "serial": android.serial,
+                "sidecar": command.jar.display().to_string(),
+                "fake_device": android.sidecar.fake_device,
+            });
+            // Dropping `process` on an error below stops the sidecar.
+            let driver = GrpcDriver::connect(&process.addr(), CallTimeouts::default()).await?;
+            Ok(Connected {
+                driver: Box::new(driver),
+                agent,
+                settings: Some(settings),
+                handle: Some(Box::new(process)),
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(device: &str) -> Result<DeviceChoice, ConfigError> {
+        let sidecar = SidecarOptions {
+            jar: Some(PathBuf::from("/opt/uatu/sidecar-maestro.jar")),
+            fake_device: None,
+        };
+        DeviceChoice::parse(device, None, None, None, sidecar)
+    }
+
+    #[test]
+    fn android_with_and_without_a_serial_round_trips() {
+        let any = parse("android").expect("parses");
+        assert_eq!(any.describe(), "android");
+        let DeviceChoice::Android(choice) = &any else {
+            panic!("not android: {any:?}")
+        };
+        assert_eq!(choice.serial, None);
+        assert_eq!(
+            choice.sidecar.jar,
+            Some(PathBuf::from("/opt/uatu/sidecar-maestro.jar"))
+        );
+
+        let one = parse("android:emulator-5554").expect("parses");
+        assert_eq!(one.describe(), "android:emulator-5554");
+        assert_eq!(
+            one.rerun_flags(7),
+            [
+                "--device",
+                "android:emulator-5554",
+                "--sidecar",
+                "/opt/uatu/sidecar-maestro.jar"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_empty_serial_or_unknown_kind_is_refused_naming_the_kinds() {
+        for bad in ["android:", "ios", "adb:emulator-5554"] {
+            let error = parse(bad).expect_err(bad).to_string();
+            assert!(error.contains("android:<serial>"), "{bad}: {error}");
         }
     }
 }

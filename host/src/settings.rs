@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::devices::DeviceChoice;
+use crate::devices::{DeviceChoice, SidecarOptions};
 use crate::plugin::{OnPluginError, PluginChoice};
 
 /// The name of the file read when no other is given.
@@ -72,7 +72,7 @@ pub struct Settings {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<PathBuf>,
 
-    /// The device: `sim` (the built-in simulated Folio app) or `sidecar:<host:port>` (a sidecar serving proto/driver.proto).
+    /// The device: `sim` (the built-in simulated Folio app), `android` or `android:<serial>` (an Android device through the sidecar JAR), or `sidecar:<host:port>` (a sidecar already serving proto/driver.proto).
     #[cfg_attr(feature = "cli", arg(long, value_name = "DEVICE"))]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
@@ -91,6 +91,16 @@ pub struct Settings {
     #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sim_seed: Option<u64>,
+
+    /// Android only: the sidecar JAR [default: sidecar-maestro.jar next to the uatu binary].
+    #[cfg_attr(feature = "cli", arg(long, value_name = "JAR"))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sidecar: Option<PathBuf>,
+
+    /// Android only: drive the sidecar's scripted fake device (`builtin` or a directory, docs/devices.md) instead of a real one.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "DEVICE"))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sidecar_fake_device: Option<String>,
 
     /// The app's bundle id (Android package).
     #[cfg_attr(feature = "cli", arg(long, value_name = "ID"))]
@@ -179,6 +189,7 @@ impl Settings {
         };
         settings.spec.as_mut().map(relative_to_file);
         settings.output.as_mut().map(relative_to_file);
+        settings.sidecar.as_mut().map(relative_to_file);
         settings.plugin.iter_mut().for_each(relative_to_file);
         for table in settings.plugins.values_mut() {
             if let Some(toml::Value::String(p)) = table.get_mut("path") {
@@ -238,6 +249,8 @@ impl Settings {
             spec: self.spec.or(lower.spec),
             device: self.device.or(lower.device),
             sim_bugs: self.sim_bugs.or(lower.sim_bugs),
+            sidecar: self.sidecar.or(lower.sidecar),
+            sidecar_fake_device: self.sidecar_fake_device.or(lower.sidecar_fake_device),
             sim_latency: self.sim_latency.or(lower.sim_latency),
             sim_seed: self.sim_seed.or(lower.sim_seed),
             bundle_id: self.bundle_id.or(lower.bundle_id),
@@ -310,6 +323,10 @@ impl RunConfig {
             settings.sim_bugs.as_deref(),
             settings.sim_latency.as_deref(),
             settings.sim_seed,
+            SidecarOptions {
+                jar: settings.sidecar.clone(),
+                fake_device: settings.sidecar_fake_device.clone(),
+            },
         )?;
         let duration = settings
             .duration

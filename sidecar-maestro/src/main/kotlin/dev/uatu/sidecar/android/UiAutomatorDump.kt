@@ -1,0 +1,287 @@
+package dev.uatu.sidecar.android
+
+import uatu.driver.v1.DriverOuterClass.Bounds
+import uatu.driver.v1.DriverOuterClass.Node
+import java.io.StringReader
+import javax.xml.stream.XMLInputFactory
+import javax.xml.stream.XMLStreamConstants
+import javax.xml.stream.XMLStreamException
+import javax.xml.stream.XMLStreamReader
+
+/** A rectangle in device pixels: left/top inclusive, right/bottom exclusive. */
+data class Rect(val left: Int, val top: Int, val right: Int, val bottom: Int) {
+    val centreX: Int get() = left + (right - left) / 2
+    val centreY: Int get() = top + (bottom - top) / 2
+    val isEmpty: Boolean get() = right <= left || bottom <= top
+}
+
+/**
+ * One `<node>` of a UIAutomator dump with every attribute it carries. The
+ * attributes every Android version prints are fields; the ones only some
+ * versions print are nullable (`drawing-order` and `hint` came with Android 7
+ * and 8); anything else (`visible-to-user`, `NAF`, `display-id`, ...) is kept in [other].
+ */
+data class UiElement(
+    val index: Int?,
+    val text: String,
+    val resourceId: String,
+    val className: String,
+    val packageName: String,
+    val contentDescription: String,
+    val checkable: Boolean,
+    val checked: Boolean,
+    val clickable: Boolean,
+    val enabled: Boolean,
+    val focusable: Boolean,
+    val focused: Boolean,
+    val scrollable: Boolean,
+    val longClickable: Boolean,
+    val password: Boolean,
+    val selected: Boolean,
+    /** Null when the dump's bounds could not be read. */
+    val bounds: Rect?,
+    val drawingOrder: Int?,
+    val hint: String?,
+    val other: Map<String, String>,
+    val children: List<UiElement>,
+) {
+    fun descendantsAndSelf(): Sequence<UiElement> = sequence {
+        yield(this@UiElement)
+        for (child in children) yieldAll(child.descendantsAndSelf())
+    }
+
+    /** driver.proto's node: the attributes the host reads. */
+    fun toProto(): Node = Node.newBuilder().also { node ->
+        node.resourceId = resourceId
+        node.text = text
+        node.contentDescription = contentDescription
+        node.className = className
+        node.`package` = packageName
+        node.clickable = clickable
+        node.enabled = enabled
+        node.checked = checked
+        node.focused = focused
+        node.selected = selected
+        node.scrollable = scrollable
+        bounds?.let { node.bounds = it.toProto() }
+        children.forEach { node.addChildren(it.toProto()) }
+    }.build()
+}
+
+fun Rect.toProto(): Bounds = Bounds.newBuilder().setLeft(left).setTop(top).setRight(right).setBottom(bottom).build()
+
+/** A parsed dump: the top-level nodes (one per window; usually one) and the screen rotation (0–3). */
+data class UiDump(val rotation: Int, val windows: List<UiElement>) {
+    val nodeCount: Int get() = windows.sumOf { it.descendantsAndSelf().count() }
+
+    /**
+     * The root the host sees: the only window's node, or a `hierarchy` node
+     * spanning the screen that holds several windows.
+     */
+    fun rootProto(screen: Rect): Node = windows.singleOrNull()?.toProto()
+        ?: Node.newBuilder().setClassName("hierarchy").setEnabled(true).setBounds(screen.toProto())
+            .addAllChildren(windows.map { it.toProto() }).build()
+}
+
+class DumpFormatException(message: String, cause: Throwable? = null) : Exception(message, cause)
+
+/**
+ * Reads what `uiautomator dump` prints. Real devices add text around the XML
+ * ("UI hierchary dumped to: /dev/tty", sic), answer with an error line while
+ * the screen animates, or print a hierarchy with no node; [readAnswer] tells these apart.
+ */
+object UiAutomatorDump {
+    /** What one `uiautomator dump` answered. */
+    sealed interface Answer {
+        data class Screen(val dump: UiDump) : Answer
+
+        /** Worth asking again: the screen was busy (animating, no window yet). */
+        data class Busy(val reason: String) : Answer
+
+        /** The dump did not happen; asking again will not help (or the form is unsupported here). */
+        data class Failed(val reason: String) : Answer
+    }
+
+    private val TRANSIENT_ERRORS = listOf(
+        "could not get idle state",
+        "null root node",
+        "java.lang.IllegalStateException",
+    )
+
+    fun readAnswer(output: String): Answer {
+        val xml = extractXml(output)
+        if (xml == null) {
+            val errorLine = output.lineSequence().map { it.trim() }.firstOrNull { it.startsWith("ERROR") }
+                ?: output.trim().ifEmpty { "no output" }
+            return if (TRANSIENT_ERRORS.any { errorLine.contains(it, ignoreCase = true) }) {
+                Answer.Busy(errorLine)
+            } else {
+                Answer.Failed(errorLine.take(300))
+            }
+        }
+        val dump = try {
+            parse(xml)
+        } catch (e: DumpFormatException) {
+            return Answer.Failed(e.message ?: "unreadable dump")
+        }
+        return if (dump.windows.isEmpty()) Answer.Busy("the dump holds no node (the screen is changing)") else Answer.Screen(dump)
+    }
+
+    /** The XML document inside a shell answer, or null when there is none. */
+    fun extractXml(output: String): String? {
+        val start = output.indexOf("<?xml").takeIf { it >= 0 } ?: output.indexOf("<hierarchy").takeIf { it >= 0 } ?: return null
+        val closing = output.lastIndexOf("</hierarchy>")
+        val end = if (closing >= 0) {
+            closing + "</hierarchy>".length
+        } else {
+            // `<hierarchy rotation="0" />`: an empty dump.
+            val selfClosed = Regex("<hierarchy[^>]*/>").find(output, start) ?: return null
+            selfClosed.range.last + 1
+        }
+        return output.substring(start, end)
+    }
+
+    fun parse(xml: String): UiDump =
+        try {
+            parseXml(xml)
+        } catch (e: XMLStreamException) {
+            // Most dumps are well-formed; only a failing one pays for the clean-up, and is tried again.
+            val cleaned = sanitise(xml)
+            if (cleaned == xml) throw unreadable(e)
+            try {
+                parseXml(cleaned)
+            } catch (again: XMLStreamException) {
+                throw unreadable(again)
+            }
+        }
+
+    private fun unreadable(e: XMLStreamException): DumpFormatException {
+        val where = e.location?.let { " at line ${it.lineNumber}, column ${it.columnNumber}" } ?: ""
+        return DumpFormatException("unreadable UIAutomator dump$where: ${e.message?.substringAfter("Message: ")}", e)
+    }
+
+    private fun parseXml(xml: String): UiDump {
+        val reader = newReader(xml)
+        try {
+            var rotation = 0
+            val windows = mutableListOf<UiElement>()
+            while (reader.hasNext()) {
+                when (reader.next()) {
+                    XMLStreamConstants.START_ELEMENT -> when (reader.localName) {
+                        "hierarchy" -> rotation = reader.getAttributeValue(null, "rotation")?.toIntOrNull() ?: 0
+                        "node" -> windows += readNode(reader)
+                    }
+                }
+            }
+            return UiDump(rotation, windows)
+        } finally {
+            reader.close()
+        }
+    }
+
+    /** Reads the `<node>` the reader is on, with its subtree, and leaves the reader after its end tag. */
+    private fun readNode(reader: XMLStreamReader): UiElement {
+        val attributes = HashMap<String, String>(32)
+        var othersPresent = false
+        for (i in 0 until reader.attributeCount) {
+            val name = reader.getAttributeLocalName(i)
+            attributes[name] = reader.getAttributeValue(i)
+            if (name !in KNOWN) othersPresent = true
+        }
+        val children = mutableListOf<UiElement>()
+        while (true) {
+            when (reader.next()) {
+                XMLStreamConstants.START_ELEMENT -> if (reader.localName == "node") children += readNode(reader) else skipElement(reader)
+                XMLStreamConstants.END_ELEMENT -> return element(attributes, othersPresent, children)
+                XMLStreamConstants.END_DOCUMENT -> throw DumpFormatException("the dump ends inside a node")
+            }
+        }
+    }
+
+    private fun skipElement(reader: XMLStreamReader) {
+        var depth = 1
+        while (depth > 0) {
+            when (reader.next()) {
+                XMLStreamConstants.START_ELEMENT -> depth++
+                XMLStreamConstants.END_ELEMENT -> depth--
+            }
+        }
+    }
+
+    private val KNOWN = setOf(
+        "index", "text", "resource-id", "class", "package", "content-desc", "checkable", "checked", "clickable",
+        "enabled", "focusable", "focused", "scrollable", "long-clickable", "password", "selected", "bounds",
+        "drawing-order", "hint",
+    )
+
+    private fun element(a: Map<String, String>, othersPresent: Boolean, children: List<UiElement>) = UiElement(
+        index = a["index"]?.toIntOrNull(),
+        text = a["text"].orEmpty(),
+        resourceId = a["resource-id"].orEmpty(),
+        className = a["class"].orEmpty(),
+        packageName = a["package"].orEmpty(),
+        contentDescription = a["content-desc"].orEmpty(),
+        checkable = a.flag("checkable"),
+        checked = a.flag("checked"),
+        clickable = a.flag("clickable"),
+        // A node that does not say is usable: old dumps omit `enabled` on some nodes.
+        enabled = a["enabled"]?.let { it == "true" } ?: true,
+        focusable = a.flag("focusable"),
+        focused = a.flag("focused"),
+        scrollable = a.flag("scrollable"),
+        longClickable = a.flag("long-clickable"),
+        password = a.flag("password"),
+        selected = a.flag("selected"),
+        bounds = a["bounds"]?.let(::parseBounds),
+        drawingOrder = a["drawing-order"]?.toIntOrNull(),
+        hint = a["hint"],
+        other = if (othersPresent) a.filterKeys { it !in KNOWN } else emptyMap(),
+        children = children,
+    )
+
+    private fun Map<String, String>.flag(name: String) = this[name] == "true"
+
+    private val BOUNDS = Regex("""\[\s*(-?\d+)\s*,\s*(-?\d+)\s*]\s*\[\s*(-?\d+)\s*,\s*(-?\d+)\s*]""")
+
+    /** `[left,top][right,bottom]`; negative and reversed values are kept as the device reported them. */
+    fun parseBounds(text: String): Rect? {
+        val match = BOUNDS.matchEntire(text.trim()) ?: return null
+        val (l, t, r, b) = match.destructured
+        return try {
+            Rect(l.toInt(), t.toInt(), r.toInt(), b.toInt())
+        } catch (e: NumberFormatException) {
+            null // beyond Int: not a screen position
+        }
+    }
+
+    private val CHARACTER_REFERENCE = Regex("&#(x[0-9a-fA-F]+|[0-9]+);")
+
+    /**
+     * Makes a dump acceptable to an XML 1.0 parser: apps put control characters
+     * in texts, which some Android versions write raw or as `&#1;`-style
+     * references that XML 1.0 forbids. They become U+FFFD; the rest is untouched.
+     */
+    fun sanitise(xml: String): String {
+        val referencesFixed = CHARACTER_REFERENCE.replace(xml) { match ->
+            val body = match.groupValues[1]
+            val code = if (body.startsWith("x")) body.drop(1).toIntOrNull(16) else body.toIntOrNull()
+            if (code != null && isXmlChar(code)) match.value else "\uFFFD"
+        }
+        if (referencesFixed.all { isXmlChar(it.code) || it.isSurrogate() }) return referencesFixed
+        return buildString(referencesFixed.length) {
+            for (c in referencesFixed) append(if (isXmlChar(c.code) || c.isSurrogate()) c else '\uFFFD')
+        }
+    }
+
+    private fun isXmlChar(code: Int) =
+        code == 0x9 || code == 0xA || code == 0xD || code in 0x20..0xD7FF || code in 0xE000..0xFFFD || code in 0x10000..0x10FFFF
+
+    private val factory: XMLInputFactory = XMLInputFactory.newFactory().apply {
+        // A dump is data from a device: no DTDs, no external entities.
+        setProperty(XMLInputFactory.SUPPORT_DTD, false)
+        setProperty(XMLInputFactory.IS_SUPPORTING_EXTERNAL_ENTITIES, false)
+        setProperty(XMLInputFactory.IS_COALESCING, true)
+    }
+
+    private fun newReader(xml: String): XMLStreamReader = synchronized(factory) { factory.createXMLStreamReader(StringReader(xml)) }
+}

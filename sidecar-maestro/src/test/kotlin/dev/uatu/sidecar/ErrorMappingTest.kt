@@ -1,0 +1,183 @@
+package dev.uatu.sidecar
+
+import dev.uatu.sidecar.adb.AdbServerAddress
+import dev.uatu.sidecar.adb.AdbServerDevice
+import dev.uatu.sidecar.adb.AttachedDevice
+import dev.uatu.sidecar.adb.ScriptedDevice
+import io.grpc.Status
+import io.grpc.StatusRuntimeException
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertFalse
+import org.junit.jupiter.api.Assertions.assertThrows
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.params.ParameterizedTest
+import org.junit.jupiter.params.provider.Arguments
+import org.junit.jupiter.params.provider.MethodSource
+import uatu.driver.v1.DriverOuterClass.HealthRequest
+import uatu.driver.v1.DriverOuterClass.HierarchyRequest
+import uatu.driver.v1.DriverOuterClass.LaunchRequest
+import uatu.driver.v1.DriverOuterClass.Point
+import uatu.driver.v1.DriverOuterClass.TapRequest
+import uatu.driver.v1.DriverOuterClass.TerminateRequest
+import java.io.DataInputStream
+import java.net.InetAddress
+import java.net.ServerSocket
+import kotlin.concurrent.thread
+
+/** Each failure a person can act on reaches the host as a gRPC status with a message saying what to do. */
+class ErrorMappingTest {
+    private fun statusOf(call: () -> Unit): Status {
+        val error = assertThrows(StatusRuntimeException::class.java) { call() }
+        return error.status
+    }
+
+    /**
+     * An ADB server on a real loopback socket answering `host:devices` with
+     * `devices` (the smart-socket protocol: hex length, OKAY, hex length, payload).
+     */
+    private fun withAdbServer(devices: String, block: (AdbServerAddress) -> Unit) {
+        ServerSocket(0, 50, InetAddress.getLoopbackAddress()).use { server ->
+            val serving = thread(isDaemon = true) {
+                while (!server.isClosed) {
+                    val client = try { server.accept() } catch (e: java.io.IOException) { break }
+                    client.use {
+                        val input = DataInputStream(it.getInputStream())
+                        val length = String(input.readNBytes(4)).toInt(16)
+                        val request = String(input.readNBytes(length))
+                        val payload = if (request == "host:devices") devices else "unknown request $request"
+                        val status = if (request == "host:devices") "OKAY" else "FAIL"
+                        it.getOutputStream().write((status + "%04x".format(payload.toByteArray().size) + payload).toByteArray())
+                    }
+                }
+            }
+            block(AdbServerAddress("127.0.0.1", server.localPort))
+            server.close()
+            serving.join(1_000)
+        }
+    }
+
+    private fun healthThrough(server: AdbServerAddress, serial: String?): Status {
+        InProcessSidecar({ AdbServerDevice.connect(server, serial) }).use { sidecar ->
+            return statusOf { sidecar.stub.health(HealthRequest.getDefaultInstance()) }
+        }
+    }
+
+    companion object {
+        /** What `adb devices` lists, the serial asked for, and the status and advice the host gets. */
+        @JvmStatic
+        fun deviceChoices(): List<Arguments> = listOf(
+            Arguments.of("", null, Status.Code.FAILED_PRECONDITION, "no Android device is attached"),
+            Arguments.of("emulator-5554\tdevice\n0A1B2C3D\tdevice\n", null, Status.Code.FAILED_PRECONDITION,
+                "2 Android devices are attached (emulator-5554, 0A1B2C3D) and none was chosen: pick one with `--device android:SERIAL`"),
+            Arguments.of("emulator-5554\tdevice\n", "R58M123", Status.Code.FAILED_PRECONDITION,
+                "device R58M123 is not attached (attached: emulator-5554)"),
+            Arguments.of("R58M123\tunauthorized\n", null, Status.Code.PERMISSION_DENIED, "accept the \"Allow USB debugging?\" prompt"),
+            Arguments.of("R58M123\toffline\n", "R58M123", Status.Code.UNAVAILABLE, "device R58M123 is offline"),
+        )
+    }
+
+    @ParameterizedTest(name = "[{index}] {2}: {3}")
+    @MethodSource("deviceChoices")
+    fun `a device that cannot be used is a status saying what to do`(devices: String, serial: String?, code: Status.Code, advice: String) =
+        withAdbServer(devices) { server ->
+            val status = healthThrough(server, serial)
+            assertEquals(code, status.code)
+            assertTrue(status.description!!.contains(advice), status.description)
+        }
+
+    @Test
+    fun `no ADB server is UNAVAILABLE saying how to start one`() {
+        val closedPort = ServerSocket(0, 1, InetAddress.getLoopbackAddress()).use { it.localPort }
+        val status = healthThrough(AdbServerAddress("127.0.0.1", closedPort), null)
+        assertEquals(Status.Code.UNAVAILABLE, status.code)
+        assertTrue(status.description!!.contains("adb start-server"), status.description)
+    }
+
+    @Test
+    fun `adb devices lines are read with their states`() {
+        assertEquals(
+            listOf(AttachedDevice("emulator-5554", "device"), AttachedDevice("R58M123", "unauthorized"), AttachedDevice("192.168.1.7:5555", "offline")),
+            AdbServerDevice.parseDeviceList("emulator-5554\tdevice\nR58M123\tunauthorized\n192.168.1.7:5555\toffline\n\n"),
+        )
+    }
+
+    @Test
+    fun `an app that is not installed is NOT_FOUND with the install command`() {
+        InProcessSidecar(folioDevice()).use { sidecar ->
+            val launch = statusOf { sidecar.stub.launch(LaunchRequest.newBuilder().setBundleId("app.other").build()) }
+            assertEquals(Status.Code.NOT_FOUND, launch.code)
+            assertEquals("app app.other is not installed on emulator-5554: install the debug build with the uatu SDK (`adb -s emulator-5554 install path/to/app-debug.apk`)", launch.description)
+            val terminate = statusOf { sidecar.stub.terminate(TerminateRequest.newBuilder().setBundleId("app.other").build()) }
+            assertEquals(Status.Code.NOT_FOUND, terminate.code)
+        }
+    }
+
+    @Test
+    fun `a package name that is not one is INVALID_ARGUMENT before reaching the shell`() {
+        val device = folioDevice()
+        InProcessSidecar(device).use { sidecar ->
+            val status = statusOf { sidecar.stub.launch(LaunchRequest.newBuilder().setBundleId("app; reboot").build()) }
+            assertEquals(Status.Code.INVALID_ARGUMENT, status.code)
+            assertFalse(device.commands.any { it.contains("reboot") })
+        }
+    }
+
+    @Test
+    fun `a device that does not answer in time is DEADLINE_EXCEEDED, and the call returns at the timeout`() {
+        val device = folioDevice().on("input tap", shellReply("", delayMs = 5_000))
+        InProcessSidecar(device, fastSettings.copy(commandTimeoutMs = 200)).use { sidecar ->
+            val started = System.nanoTime()
+            val status = statusOf { sidecar.stub.tap(TapRequest.newBuilder().setPoint(Point.newBuilder().setX(5).setY(5)).build()) }
+            val tookMs = (System.nanoTime() - started) / 1_000_000
+            assertEquals(Status.Code.DEADLINE_EXCEEDED, status.code)
+            assertTrue(status.description!!.contains("`input tap 5 5` on emulator-5554 gave no answer within 200 ms"), status.description)
+            assertTrue(tookMs < 4_000, "returned after $tookMs ms")
+        }
+    }
+
+    @Test
+    fun `a device lost mid-call is UNAVAILABLE and the next call connects again`() {
+        var connections = 0
+        val unplugged = folioDevice().on("uiautomator dump", ScriptedDevice.Reply.Disconnect("device 'emulator-5554' not found"))
+        InProcessSidecar({ if (connections++ == 0) unplugged else folioDevice() }).use { sidecar ->
+            val status = statusOf { sidecar.stub.hierarchy(HierarchyRequest.getDefaultInstance()) }
+            assertEquals(Status.Code.UNAVAILABLE, status.code)
+            assertTrue(status.description!!.contains("device 'emulator-5554' not found"), status.description)
+            assertTrue(sidecar.stub.health(HealthRequest.getDefaultInstance()).ready)
+            assertEquals(2, connections)
+            assertTrue(unplugged.closed)
+        }
+    }
+
+    @Test
+    fun `a failing device command is INTERNAL quoting the device`() {
+        val device = folioDevice().on("input tap", shellReply("", exitCode = 1, stderr = "java.lang.SecurityException: Injecting to another application requires INJECT_EVENTS permission"))
+        InProcessSidecar(device).use { sidecar ->
+            val status = statusOf { sidecar.stub.tap(TapRequest.newBuilder().setPoint(Point.newBuilder().setX(5).setY(5)).build()) }
+            assertEquals(Status.Code.INTERNAL, status.code)
+            assertTrue(status.description!!.contains("INJECT_EVENTS"), status.description)
+        }
+    }
+
+    @Test
+    fun `a refused reverse forward is UNAVAILABLE naming the socket and port`() {
+        val device = folioDevice().apply { reverseRefusal = "reverse:forward failed: cannot bind listener: Address already in use" }
+        InProcessSidecar(device, fastSettings.copy(agent = dev.uatu.sidecar.android.AgentForward(hostPort = 45999, token = null))).use { sidecar ->
+            val status = statusOf { sidecar.stub.health(HealthRequest.getDefaultInstance()) }
+            assertEquals(Status.Code.UNAVAILABLE, status.code)
+            assertTrue(status.description!!.contains("cannot forward localabstract:uatu-agent on emulator-5554 to tcp:45999"), status.description)
+            assertTrue(status.description!!.contains("Address already in use"))
+            assertTrue(device.closed)
+        }
+    }
+
+    @Test
+    fun `a connection that fails is UNAVAILABLE with the cause`() {
+        InProcessSidecar({ throw java.io.IOException("Command failed (host:transport:R58M123): device offline") }).use { sidecar ->
+            val status = statusOf { sidecar.stub.health(HealthRequest.getDefaultInstance()) }
+            assertEquals(Status.Code.UNAVAILABLE, status.code)
+            assertTrue(status.description!!.contains("device offline"), status.description)
+        }
+    }
+}
