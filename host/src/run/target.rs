@@ -8,7 +8,7 @@ use uatu_device::selector::Selector;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TargetError {
-    #[error("`{0}` is not a selector: use id:, text:, desc: or descPrefix:")]
+    #[error("`{0}` is not a selector: use id:, text:, desc:, descPrefix:, testid: or css:")]
     BadSelector(String),
     #[error("nothing on screen matches `{0}`")]
     NoMatch(String),
