@@ -169,16 +169,11 @@ impl Drop for Chromium {
     }
 }
 
-/// A `sh` in Chromium's process group that kills the group when its stdin
-/// (whose only writer is this process) reaches end of file.
+/// A `sh` in Chromium's process group that kills the group (`kill 0`: its
+/// own group) when its stdin, whose only writer is this process, reaches end of file.
 fn spawn_watchdog(group: u32) -> std::io::Result<(Child, ChildStdin)> {
     let mut watchdog = Command::new("/bin/sh")
-        .args([
-            "-c",
-            "trap '' INT HUP TERM; read _ignored; kill -KILL -- -\"$1\" 2>/dev/null",
-            "uatu-web-watchdog",
-            &group.to_string(),
-        ])
+        .args(["-c", "trap '' INT HUP TERM; read _ignored; kill -KILL 0", "uatu-web-watchdog"])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
