@@ -133,6 +133,12 @@ pub struct DoctorArgs {
     /// The app to launch on the device [default: the run setting `bundle-id`].
     #[arg(long, value_name = "ID")]
     pub bundle_id: Option<String>,
+    /// Web only: the app's start page.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// Web only: an already running browser's DevTools WebSocket.
+    #[arg(long, value_name = "WS")]
+    pub cdp: Option<String>,
 }
 
 #[derive(Debug, Clone, Subcommand)]

@@ -11,6 +11,7 @@ use async_trait::async_trait;
 use uatu_device::agent::{AgentError, AgentListener, ListenerConfig};
 use uatu_device::{CallTimeouts, DeviceError, Driver, GrpcDriver};
 use uatu_sim::{Bugs, SimConfig, SimError, SimHandle, Simulator};
+use uatu_web::{BrowserSource, WebConfig, WebDevice, WebError};
 
 use crate::settings::{ConfigError, parse_duration};
 
@@ -21,6 +22,17 @@ pub enum DeviceChoice {
     Sim(SimChoice),
     /// A sidecar already serving `proto/driver.proto` at `host:port`.
     Sidecar(String),
+    /// A web app in headless Chromium (`uatu-web`).
+    Web(WebChoice),
+}
+
+/// The web device's settings in a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WebChoice {
+    /// The app's start page.
+    pub url: url::Url,
+    /// A running browser's DevTools WebSocket; `None`: start Debian's `chromium`.
+    pub cdp: Option<String>,
 }
 
 /// The simulator's settings in a run.
@@ -35,12 +47,14 @@ pub struct SimChoice {
 }
 
 impl DeviceChoice {
-    /// Reads `--device` and, for the simulator, its settings (each `None` takes the simulator's default).
+    /// Reads `--device` and, for the simulator, its settings (each `None` takes the
+    /// simulator's default); for the web, `url` (required) and `cdp`.
     pub fn parse(
         device: &str,
         sim_bugs: Option<&str>,
         sim_latency: Option<&str>,
         sim_seed: Option<u64>,
+        (url, cdp): (Option<&str>, Option<&str>),
     ) -> Result<DeviceChoice, ConfigError> {
         let defaults = SimConfig::default();
         match device.split_once(':') {
@@ -56,9 +70,25 @@ impl DeviceChoice {
                 seed: sim_seed,
             })),
             Some(("sidecar", addr)) if !addr.is_empty() => Ok(DeviceChoice::Sidecar(addr.to_string())),
+            _ if device == "web" => {
+                let url = url.ok_or_else(|| {
+                    ConfigError::invalid("url", "`--device web` needs the app's address: --url http://127.0.0.1:PORT/")
+                })?;
+                let url = url::Url::parse(url)
+                    .ok()
+                    .filter(|url| matches!(url.scheme(), "http" | "https"))
+                    .ok_or_else(|| ConfigError::invalid("url", format!("`{url}` is not an http:// or https:// address")))?;
+                let cdp = cdp
+                    .map(|ws| match ws.starts_with("ws://") || ws.starts_with("wss://") {
+                        true => Ok(ws.to_string()),
+                        false => Err(ConfigError::invalid("cdp", format!("`{ws}` is not a ws:// DevTools address"))),
+                    })
+                    .transpose()?;
+                Ok(DeviceChoice::Web(WebChoice { url, cdp }))
+            }
             _ => Err(ConfigError::invalid(
                 "device",
-                format!("`{device}` is neither `sim` nor `sidecar:<host:port>`"),
+                format!("`{device}` is neither `sim`, `web` nor `sidecar:<host:port>`"),
             )),
         }
     }
@@ -68,6 +98,7 @@ impl DeviceChoice {
         match self {
             DeviceChoice::Sim(_) => "sim".into(),
             DeviceChoice::Sidecar(addr) => format!("sidecar:{addr}"),
+            DeviceChoice::Web(_) => "web".into(),
         }
     }
 
@@ -77,6 +108,12 @@ impl DeviceChoice {
         if let DeviceChoice::Sim(sim) = self {
             flags.extend(["--sim-bugs".into(), sim.bugs.to_string()]);
             flags.extend(["--sim-seed".into(), sim.seed.unwrap_or(run_seed).to_string()]);
+        }
+        if let DeviceChoice::Web(web) = self {
+            flags.extend(["--url".into(), web.url.to_string()]);
+            if let Some(cdp) = &web.cdp {
+                flags.extend(["--cdp".into(), cdp.clone()]);
+            }
         }
         flags
     }
@@ -94,6 +131,9 @@ pub enum ConnectError {
     /// The driver could not be reached.
     #[error(transparent)]
     Device(#[from] DeviceError),
+    /// The browser could not be started or reached.
+    #[error(transparent)]
+    Web(#[from] WebError),
 }
 
 /// What a device kind must stop when the run ends (a simulator, a sidecar process, a browser).
@@ -160,6 +200,23 @@ pub async fn connect(choice: &DeviceChoice, run_seed: u64) -> Result<Connected, 
                 agent,
                 settings: Some(settings),
                 handle: Some(Box::new(handle)),
+            })
+        }
+        DeviceChoice::Web(web) => {
+            let mut config = WebConfig::new(web.url.clone());
+            if let Some(websocket) = &web.cdp {
+                config.browser = BrowserSource::Connect {
+                    websocket: websocket.clone(),
+                };
+            }
+            let settings = serde_json::json!({ "url": web.url.as_str(), "cdp": web.cdp });
+            // The browser stops when the driver is dropped with the `Connected`.
+            let device = WebDevice::start(config, Some(agent.socket_path().to_path_buf())).await?;
+            Ok(Connected {
+                driver: Box::new(device),
+                agent,
+                settings: Some(settings),
+                handle: None,
             })
         }
         DeviceChoice::Sidecar(addr) => {

@@ -16,6 +16,7 @@ mod plugin_first_party;
 mod plugin_hostile;
 mod run_folio;
 mod run_plugins;
+mod run_todomvc;
 mod sim_driver;
 mod sim_sdk;
 mod spec_build;
