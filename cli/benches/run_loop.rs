@@ -15,33 +15,10 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 
 mod bench_common;
-use bench_common::{env_u64, run_dir, uatu_bin, workspace};
+use bench_common::{Metrics, env_u64, run_dir, uatu_bin, workspace};
 
 const PHASES: [&str; 6] = ["capture", "agent", "spec", "ltl", "plugins", "dispatch"];
 
-#[derive(Deserialize, Default, Clone, Copy)]
-#[serde(rename_all = "camelCase", default)]
-struct Metrics {
-    capture_us: u64,
-    agent_us: u64,
-    spec_us: u64,
-    ltl_us: u64,
-    plugins_us: u64,
-    dispatch_us: u64,
-}
-
-impl Metrics {
-    fn phase(&self, i: usize) -> u64 {
-        [
-            self.capture_us,
-            self.agent_us,
-            self.spec_us,
-            self.ltl_us,
-            self.plugins_us,
-            self.dispatch_us,
-        ][i]
-    }
-}
 
 #[derive(Deserialize)]
 struct Record {

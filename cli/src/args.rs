@@ -139,6 +139,12 @@ pub struct DoctorArgs {
     /// Android only: check against the sidecar's scripted fake device (`builtin` or a directory).
     #[arg(long, value_name = "DEVICE")]
     pub sidecar_fake_device: Option<String>,
+    /// Web only: the app's start page.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// Web only: an already running browser's DevTools WebSocket.
+    #[arg(long, value_name = "WS")]
+    pub cdp: Option<String>,
 }
 
 #[derive(Debug, Clone, Subcommand)]

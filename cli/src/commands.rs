@@ -242,7 +242,15 @@ fn doctor(args: DoctorArgs) -> anyhow::Result<ExitStatus> {
         jar: args.sidecar,
         fake_device: args.sidecar_fake_device,
     };
-    let device = DeviceChoice::parse(&device, None, None, None, sidecar).map_err(Error::from)?;
+    let device = DeviceChoice::parse(
+        &device,
+        None,
+        None,
+        None,
+        sidecar,
+        (args.url.as_deref(), args.cdp.as_deref()),
+    )
+    .map_err(Error::from)?;
     let bundle_id = args
         .bundle_id
         .or_else(|| defaults.bundle_id.clone())
@@ -266,6 +274,7 @@ fn explain_real_devices() {
     println!("No device given. To check one:");
     println!("  uatu doctor --device sim                   the built-in simulated Folio app");
     println!("  uatu doctor --device sidecar:<host:port>   a sidecar driving a real device");
+    println!("  uatu doctor --device web --url <URL>       a web app in headless Chromium");
     println!();
     println!("A real Android device needs:");
     for requirement in uatu::doctor::real_device_requirements() {

@@ -13,6 +13,7 @@ use uatu_device::agent::{AgentError, AgentListener, ListenerConfig};
 use uatu_device::sidecar::{self, SidecarCommand, SidecarError, SidecarProcess};
 use uatu_device::{CallTimeouts, DeviceError, Driver, GrpcDriver};
 use uatu_sim::{Bugs, SimConfig, SimError, SimHandle, Simulator};
+use uatu_web::{BrowserSource, WebConfig, WebDevice, WebError};
 
 use crate::settings::{ConfigError, parse_duration};
 
@@ -25,6 +26,17 @@ pub enum DeviceChoice {
     Sidecar(String),
     /// An Android device through the sidecar JAR, which uatu starts and stops.
     Android(AndroidChoice),
+    /// A web app in headless Chromium (`uatu-web`).
+    Web(WebChoice),
+}
+
+/// The web device's settings in a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WebChoice {
+    /// The app's start page.
+    pub url: url::Url,
+    /// A running browser's DevTools WebSocket; `None`: start Debian's `chromium`.
+    pub cdp: Option<String>,
 }
 
 /// An Android device: which one, and the sidecar that drives it (docs/devices.md).
@@ -57,13 +69,15 @@ pub struct SimChoice {
 }
 
 impl DeviceChoice {
-    /// Reads `--device` and, for the simulator, its settings (each `None` takes the simulator's default).
+    /// Reads `--device` and, for the simulator, its settings (each `None` takes the
+    /// simulator's default); for the web, `url` (required) and `cdp`.
     pub fn parse(
         device: &str,
         sim_bugs: Option<&str>,
         sim_latency: Option<&str>,
         sim_seed: Option<u64>,
         sidecar: SidecarOptions,
+        (url, cdp): (Option<&str>, Option<&str>),
     ) -> Result<DeviceChoice, ConfigError> {
         let defaults = SimConfig::default();
         match device.split_once(':') {
@@ -88,10 +102,26 @@ impl DeviceChoice {
                 serial: Some(serial.to_string()),
                 sidecar,
             })),
+            _ if device == "web" => {
+                let url = url.ok_or_else(|| {
+                    ConfigError::invalid("url", "`--device web` needs the app's address: --url http://127.0.0.1:PORT/")
+                })?;
+                let url = url::Url::parse(url)
+                    .ok()
+                    .filter(|url| matches!(url.scheme(), "http" | "https"))
+                    .ok_or_else(|| ConfigError::invalid("url", format!("`{url}` is not an http:// or https:// address")))?;
+                let cdp = cdp
+                    .map(|ws| match ws.starts_with("ws://") || ws.starts_with("wss://") {
+                        true => Ok(ws.to_string()),
+                        false => Err(ConfigError::invalid("cdp", format!("`{ws}` is not a ws:// DevTools address"))),
+                    })
+                    .transpose()?;
+                Ok(DeviceChoice::Web(WebChoice { url, cdp }))
+            }
             _ => Err(ConfigError::invalid(
                 "device",
                 format!(
-                    "`{device}` is neither `sim`, `android`, `android:<serial>` nor `sidecar:<host:port>`"
+                    "`{device}` is neither `sim`, `web`, `android`, `android:<serial>` nor `sidecar:<host:port>`"
                 ),
             )),
         }
@@ -106,6 +136,7 @@ impl DeviceChoice {
             DeviceChoice::Android(AndroidChoice {
                 serial: Some(serial), ..
             }) => format!("android:{serial}"),
+            DeviceChoice::Web(_) => "web".into(),
         }
     }
 
@@ -122,6 +153,12 @@ impl DeviceChoice {
             }
             if let Some(fake) = &android.sidecar.fake_device {
                 flags.extend(["--sidecar-fake-device".into(), fake.clone()]);
+            }
+        }
+        if let DeviceChoice::Web(web) = self {
+            flags.extend(["--url".into(), web.url.to_string()]);
+            if let Some(cdp) = &web.cdp {
+                flags.extend(["--cdp".into(), cdp.clone()]);
             }
         }
         flags
@@ -152,6 +189,9 @@ pub enum ConnectError {
     /// The sidecar JAR given does not exist.
     #[error("the Android sidecar {} does not exist; build it with `mvn -B -q package -DskipTests -f sidecar-maestro/pom.xml`", .0.display())]
     SidecarJarMissing(PathBuf),
+    /// The browser could not be started or reached.
+    #[error(transparent)]
+    Web(#[from] WebError),
 }
 
 /// What a device kind must stop when the run ends (a simulator, a sidecar process, a browser).
@@ -236,6 +276,23 @@ pub async fn connect(choice: &DeviceChoice, run_seed: u64) -> Result<Connected, 
                 handle: Some(Box::new(handle)),
             })
         }
+        DeviceChoice::Web(web) => {
+            let mut config = WebConfig::new(web.url.clone());
+            if let Some(websocket) = &web.cdp {
+                config.browser = BrowserSource::Connect {
+                    websocket: websocket.clone(),
+                };
+            }
+            let settings = serde_json::json!({ "url": web.url.as_str(), "cdp": web.cdp });
+            // The browser stops when the driver is dropped with the `Connected`.
+            let device = WebDevice::start(config, Some(agent.socket_path().to_path_buf())).await?;
+            Ok(Connected {
+                driver: Box::new(device),
+                agent,
+                settings: Some(settings),
+                handle: None,
+            })
+        }
         DeviceChoice::Sidecar(addr) => {
             let driver = GrpcDriver::connect(addr, CallTimeouts::default()).await?;
             Ok(Connected {
@@ -284,7 +341,7 @@ mod tests {
             jar: Some(PathBuf::from("/opt/uatu/sidecar-maestro.jar")),
             fake_device: None,
         };
-        DeviceChoice::parse(device, None, None, None, sidecar)
+        DeviceChoice::parse(device, None, None, None, sidecar, (None, None))
     }
 
     #[test]

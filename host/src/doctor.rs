@@ -34,13 +34,25 @@ impl Check {
 /// in turn: the driver, its health, launch, hierarchy, screenshot, the SDK's HELLO
 /// and one PAUSE/STATE/RESUME. Stops at the first part that cannot be reached.
 pub async fn check_device(device: &DeviceChoice, bundle_id: &str) -> Vec<Check> {
+    let mut checks = Vec::new();
+    if let DeviceChoice::Web(web) = device {
+        let browser = browser_check(web);
+        let missing = !browser.passed;
+        checks.push(browser);
+        if missing {
+            return checks;
+        }
+    }
     let connected = match devices::connect(device, 1).await {
         Ok(connected) => connected,
-        Err(error) => return vec![Check::of("driver", Err(crate::errors::chain(&error)))],
+        Err(error) => {
+            checks.push(Check::of("driver", Err(crate::errors::chain(&error))));
+            return checks;
+        }
     };
     let driver: &dyn Driver = connected.driver.as_ref();
     let agent = &connected.agent;
-    let mut checks = vec![Check::of("driver", Ok(format!("connected to {}", driver.describe())))];
+    checks.push(Check::of("driver", Ok(format!("connected to {}", driver.describe()))));
     checks.push(Check::of(
         "health",
         match driver.health().await {
@@ -119,6 +131,20 @@ pub async fn check_device(device: &DeviceChoice, bundle_id: &str) -> Vec<Check> 
         checks.push(Check::of("stop", Err(error)));
     }
     checks
+}
+
+/// The browser a web run starts: its version, or what is missing.
+fn browser_check(web: &devices::WebChoice) -> Check {
+    if let Some(cdp) = &web.cdp {
+        return Check::of("browser", Ok(format!("a running browser at {cdp}")));
+    }
+    let executable = uatu_web::chromium::executable(None);
+    Check::of(
+        "browser",
+        uatu_web::chromium::version(&executable)
+            .map(|version| format!("{version} ({})", executable.display()))
+            .map_err(|error| format!("{error}")),
+    )
 }
 
 /// A tool a real Android device needs on this machine, and whether it is on the PATH.

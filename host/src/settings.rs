@@ -72,7 +72,7 @@ pub struct Settings {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<PathBuf>,
 
-    /// The device: `sim` (the built-in simulated Folio app), `android` or `android:<serial>` (an Android device through the sidecar JAR), or `sidecar:<host:port>` (a sidecar already serving proto/driver.proto).
+    /// The device: `sim` (the built-in simulated Folio app), `web` (a web app in headless Chromium, with --url), `android` or `android:<serial>` (an Android device through the sidecar JAR), or `sidecar:<host:port>` (a sidecar already serving proto/driver.proto).
     #[cfg_attr(feature = "cli", arg(long, value_name = "DEVICE"))]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
@@ -101,6 +101,16 @@ pub struct Settings {
     #[cfg_attr(feature = "cli", arg(long, value_name = "DEVICE"))]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sidecar_fake_device: Option<String>,
+
+    /// Web only: the app's start page, e.g. `http://127.0.0.1:8080/`.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "URL"))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+
+    /// Web only: drive an already running browser at this DevTools WebSocket (`ws://…`) instead of starting `chromium`.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "WS"))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cdp: Option<String>,
 
     /// The app's bundle id (Android package).
     #[cfg_attr(feature = "cli", arg(long, value_name = "ID"))]
@@ -253,6 +263,8 @@ impl Settings {
             sidecar_fake_device: self.sidecar_fake_device.or(lower.sidecar_fake_device),
             sim_latency: self.sim_latency.or(lower.sim_latency),
             sim_seed: self.sim_seed.or(lower.sim_seed),
+            url: self.url.or(lower.url),
+            cdp: self.cdp.or(lower.cdp),
             bundle_id: self.bundle_id.or(lower.bundle_id),
             seed: self.seed.or(lower.seed),
             max_steps: self.max_steps.or(lower.max_steps),
@@ -327,6 +339,7 @@ impl RunConfig {
                 jar: settings.sidecar.clone(),
                 fake_device: settings.sidecar_fake_device.clone(),
             },
+            (settings.url.as_deref(), settings.cdp.as_deref()),
         )?;
         let duration = settings
             .duration

@@ -5,6 +5,34 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use serde::Deserialize;
+
+/// A step's `metrics` in `trace.jsonl`, in microseconds.
+#[derive(Deserialize, Default, Clone, Copy)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Metrics {
+    pub capture_us: u64,
+    pub agent_us: u64,
+    pub spec_us: u64,
+    pub ltl_us: u64,
+    pub plugins_us: u64,
+    pub dispatch_us: u64,
+}
+
+impl Metrics {
+    /// Phase `i` of `capture, agent, spec, ltl, plugins, dispatch`.
+    pub fn phase(&self, i: usize) -> u64 {
+        [
+            self.capture_us,
+            self.agent_us,
+            self.spec_us,
+            self.ltl_us,
+            self.plugins_us,
+            self.dispatch_us,
+        ][i]
+    }
+}
+
 /// A numeric knob from the environment, `default` when unset or not a number.
 pub fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name)

@@ -17,6 +17,7 @@ mod plugin_first_party;
 mod plugin_hostile;
 mod run_folio;
 mod run_plugins;
+mod run_todomvc;
 mod sdk_android_harness;
 mod sdk_hierarchy;
 mod sim_driver;

@@ -69,7 +69,8 @@ fn run_spec(spec: &str, output: &Path, extra: &[&str]) -> (i32, Value, PathBuf) 
     (out.status.code().unwrap_or(-1), summary, run_dir)
 }
 
-fn violated(summary: &Value) -> BTreeSet<String> {
+/// The names of the properties a run's summary says were violated.
+pub(crate) fn violated(summary: &Value) -> BTreeSet<String> {
     summary["properties"]
         .as_array()
         .expect("properties")

@@ -10,7 +10,7 @@ use uatu_device::selector::Selector;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TargetError {
     /// The spec wrote a target string that is not a selector; the string.
-    #[error("`{0}` is not a selector: use id:, text:, desc: or descPrefix:")]
+    #[error("`{0}` is not a selector: use id:, text:, desc:, descPrefix:, testid: or css:")]
     BadSelector(String),
     /// No element of the step's hierarchy matches the selector; the selector.
     #[error("nothing on screen matches `{0}`")]

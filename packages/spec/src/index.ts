@@ -17,7 +17,8 @@ export interface LogEntry { time: number; level: string; tag: string; message: s
 export interface ExceptionInfo { class: string; message: string; stack: string; time: number }
 
 /** Selectors: `id:<id>` (exact, or the `<value>` of an Android `…:id/<value>`),
- * `text:<text>`, `desc:<description>`, `descPrefix:<prefix>`. */
+ * `text:<text>`, `desc:<description>`, `descPrefix:<prefix>`; on the web also
+ * `testid:<data-testid>` and `css:<tag.class#id>`. */
 export type Selector = string;
 
 export interface Ax {
@@ -52,10 +53,13 @@ export type Action =
 
 const KEYS: readonly string[] = ["back", "home", "enter", "tab", "up", "down", "left", "right"];
 
+/** The selector kinds the host understands (uatu-device's selector.rs). */
+const SELECTOR = /^(id|text|desc|descPrefix|testid|css):/;
+
 function target(value: unknown, what: string): Target {
   if (typeof value === "string") {
-    if (!/^(id|text|desc|descPrefix):/.test(value)) {
-      throw new SpecError(`${what}: "${value}" is not a selector (id:, text:, desc: or descPrefix:)`);
+    if (!SELECTOR.test(value)) {
+      throw new SpecError(`${what}: "${value}" is not a selector (id:, text:, desc:, descPrefix:, testid: or css:)`);
     }
     return value;
   }
@@ -362,8 +366,8 @@ const ax: Ax = {
 };
 
 function checkSelector(selector: unknown): void {
-  if (typeof selector !== "string" || !/^(id|text|desc|descPrefix):/.test(selector)) {
-    throw new SpecError(`${describe(selector)} is not a selector: use id:, text:, desc: or descPrefix:`);
+  if (typeof selector !== "string" || !SELECTOR.test(selector)) {
+    throw new SpecError(`${describe(selector)} is not a selector: use id:, text:, desc:, descPrefix:, testid: or css:`);
   }
 }
 
