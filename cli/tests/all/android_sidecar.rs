@@ -3,8 +3,9 @@
 //! on its scripted fake device, uses it, and stops it.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
+
+use crate::cli::uatu;
 
 /// The JAR `mvn -B -q package -f sidecar-maestro/pom.xml` builds.
 fn built_jar() -> PathBuf {
@@ -15,18 +16,6 @@ fn built_jar() -> PathBuf {
         jar.display()
     );
     jar
-}
-
-fn uatu(args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_uatu"))
-        .args(args)
-        .output()
-        .expect("runs uatu");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
 }
 
 /// Processes whose command line mentions `needle` (a path unique to one test).

@@ -2,7 +2,8 @@
 
 use std::process::Command;
 
-fn uatu(args: &[&str]) -> (i32, String, String) {
+/// Runs the real `uatu` binary: its exit code, stdout and stderr.
+pub(crate) fn uatu(args: &[&str]) -> (i32, String, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_uatu"))
         .args(args)
         .output()
