@@ -129,6 +129,8 @@ impl SdkClient {
             sdk_version: format!("uatu-web {}", env!("CARGO_PKG_VERSION")),
             platform: "web".into(),
             app_id: self.shared.config.app_id.clone(),
+            token: None,
+            capabilities: Vec::new(),
         };
         if frame::write_frame(&mut writer, &hello).await.is_err() {
             return Ended::HostClosed;
@@ -158,7 +160,7 @@ impl SdkClient {
                     }
                 }
                 frame = frames.recv() => match frame {
-                    Some(Ok(Message::Pause { id })) => {
+                    Some(Ok(Message::Pause { id, .. })) => {
                         if let Some(reason) = self.gone(generation) {
                             goodbye(&mut writer, &reason).await;
                             break Ended::PageGone;
@@ -215,6 +217,7 @@ impl SdkClient {
             exceptions,
             logs: Vec::new(),
             coverage: None,
+            hierarchy: None,
         }
     }
 }
