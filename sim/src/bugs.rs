@@ -22,6 +22,7 @@ pub enum Bug {
 }
 
 impl Bug {
+    /// Every planted bug: what `all` switches on and what an unknown name's error lists.
     pub const ALL: [Bug; 6] = [
         Bug::DuplicateAccountNames,
         Bug::StaleTotal,
@@ -31,6 +32,7 @@ impl Bug {
         Bug::SlowLogin,
     ];
 
+    /// The kebab-case name `--bugs` and `--sim-bugs` use for it.
     pub fn name(self) -> &'static str {
         match self {
             Bug::DuplicateAccountNames => "duplicate-account-names",
@@ -49,9 +51,11 @@ impl fmt::Display for Bug {
     }
 }
 
+/// A bug list named a bug the simulator does not plant; the message lists the valid names.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown planted bug `{name}`; valid: all, none, {}", valid_names())]
 pub struct UnknownBug {
+    /// The name that matched no bug.
     pub name: String,
 }
 
@@ -81,10 +85,12 @@ impl FromStr for Bug {
 pub struct Bugs(BTreeSet<Bug>);
 
 impl Bugs {
+    /// Every planted bug switched on: the simulator's default.
     pub fn all() -> Bugs {
         Bugs(Bug::ALL.into_iter().collect())
     }
 
+    /// A correct Folio, for checking that a spec finds nothing where there is nothing.
     pub fn none() -> Bugs {
         Bugs(BTreeSet::new())
     }
@@ -104,14 +110,17 @@ impl Bugs {
         }
     }
 
+    /// Just `bug`, so a test can show that a property catches that one defect.
     pub fn only(bug: Bug) -> Bugs {
         Bugs([bug].into_iter().collect())
     }
 
+    /// Whether `bug` is switched on.
     pub fn has(&self, bug: Bug) -> bool {
         self.0.contains(&bug)
     }
 
+    /// The bugs switched on, in the order of [`Bug::ALL`].
     pub fn iter(&self) -> impl Iterator<Item = Bug> + '_ {
         self.0.iter().copied()
     }

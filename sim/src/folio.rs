@@ -96,7 +96,9 @@ pub enum Activate {
 /// A swipe over a scrollable list: how far it moves the content and the furthest it can go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Scroll {
+    /// Pixels the content moves up (negative: down), the finger's vertical travel reversed.
     pub by: i32,
+    /// The largest offset: the content height less the list's visible height.
     pub max: i32,
 }
 
@@ -162,6 +164,7 @@ pub const AMOUNT_NOT_POSITIVE: &str = "Amount must be greater than zero";
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Txn {
+    /// `t1`, `t2`, …: numbered across all accounts in creation order.
     pub id: String,
     /// Positive; fractional only under the planted bug `float-cents`.
     pub amount_cents: f64,
@@ -180,6 +183,7 @@ impl Txn {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Account {
+    /// `a1`, `a2`, …: numbered in creation order; the key of `account_card:<id>`.
     pub id: String,
     pub name: String,
     /// Newest last.
@@ -248,6 +252,7 @@ pub struct Session {
     pub kind: Kind,
     /// The error each form shows, if any; cleared by an edit of the form or leaving its screen.
     pub errors: BTreeMap<Form, String>,
+    /// While a valid login is authenticating: the device time (ms) it completes at.
     pub auth_until: Option<u64>,
     pub active_account: Option<String>,
     /// The total the home screen shows (refreshed on entering home).
@@ -301,7 +306,10 @@ pub struct LedgerRow {
 /// What the device did with one input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InputResult {
+    /// The input reached the device (a tap on nothing still counts); false when it could not
+    /// be performed at all, e.g. typing with no focused field.
     pub delivered: bool,
+    /// Why nothing happened or what was noticed, for the trace; empty when it simply worked.
     pub detail: String,
 }
 

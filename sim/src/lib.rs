@@ -3,14 +3,14 @@
 //!
 //! See `docs/simulator.md` for the app, its snapshots, probes and planted bugs.
 
-pub mod bugs;
+mod bugs;
 mod device;
-pub mod folio;
+mod folio;
 pub mod render;
-pub mod screen;
+mod screen;
 mod sdk;
 mod server;
-pub mod testing;
+mod testing;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -23,13 +23,14 @@ use tokio_stream::StreamExt as _;
 use tokio_stream::wrappers::TcpListenerStream;
 
 pub use bugs::{Bug, Bugs, UnknownBug};
-pub use folio::Folio;
+use folio::Folio;
 
 use uatu_device::proto::driver_server::DriverServer;
 
 /// How a simulator behaves.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimConfig {
+    /// The planted bugs switched on; all of them by default, so a spec has something to find.
     pub bugs: Bugs,
     /// Added to every gRPC call, like a fast emulator; zero for benchmarks.
     pub latency: Duration,
@@ -37,6 +38,8 @@ pub struct SimConfig {
     pub seed: u64,
     /// Screenshot scale relative to the 1080×2400 screen.
     pub scale: f32,
+    /// The app id the simulator answers to: Launch and Terminate for any other are refused,
+    /// and the SDK's HELLO carries it. Folio's own package by default.
     pub bundle_id: String,
 }
 
@@ -52,22 +55,34 @@ impl Default for SimConfig {
     }
 }
 
+/// Why a simulator could not start, stop cleanly or write its screens.
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
+    /// The driver's TCP port could not be bound (in use, or an address not on this machine).
     #[error("cannot listen on {addr}: {source}")]
     Bind {
+        /// The address asked for in `listen`.
         addr: SocketAddr,
+        /// What the operating system said.
         source: std::io::Error,
     },
+    /// The screenshot scale is out of range, or a screenshot could not be encoded.
     #[error(transparent)]
     Scale(#[from] render::RenderError),
+    /// The gRPC server task ended in an error or panicked; the text is its message.
     #[error("the simulator's server failed: {0}")]
     Server(String),
+    /// A rendered screen could not be written to disk.
     #[error("cannot write {path}: {source}")]
-    Write { path: PathBuf, source: std::io::Error },
+    Write {
+        /// The directory or PNG file that could not be written.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
 }
 
-/// Starts simulators.
+/// Starts simulators: each is a Folio model served on its own port, independent of the others.
 pub struct Simulator;
 
 impl Simulator {

@@ -18,10 +18,14 @@ const ERROR: [u8; 3] = [198, 40, 40];
 const CREDIT: [u8; 3] = [27, 120, 40];
 const DISABLED: [u8; 3] = [176, 176, 176];
 
+/// Why a screenshot could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
+    /// The scale asked for, outside 0.05 to 4 (or not a number): smaller screenshots are
+    /// unreadable, larger ones only cost memory.
     #[error("screenshot scale {0} is out of range (0.05 to 4)")]
     Scale(f32),
+    /// The PNG encoder failed on the drawn image.
     #[error("cannot encode the screenshot as PNG: {0}")]
     Encode(#[from] image::ImageError),
 }
@@ -36,7 +40,7 @@ pub fn check_scale(scale: f32) -> Result<(), RenderError> {
 }
 
 /// Renders the widget tree as a PNG at `scale` of the 1080×2400 screen.
-pub fn screenshot(root: &Widget, scale: f32) -> Result<Screenshot, RenderError> {
+pub(crate) fn screenshot(root: &Widget, scale: f32) -> Result<Screenshot, RenderError> {
     check_scale(scale)?;
     let width = ((SCREEN_WIDTH as f32 * scale).round() as u32).max(1);
     let height = ((SCREEN_HEIGHT as f32 * scale).round() as u32).max(1);

@@ -3,9 +3,9 @@
 
 use super::bugs::Bugs;
 use super::device;
-use super::folio::{DEMO_EMAIL, DEMO_PASSWORD, Folio, Route, SLOW_AUTH_MS};
+use super::folio::{DEMO_EMAIL, DEMO_PASSWORD, Folio, SLOW_AUTH_MS};
 use super::screen;
-use uatu_device::model::{Key, Point};
+use uatu_device::model::Key;
 
 /// Taps the centre of the element with content description `desc`; false if none is shown.
 pub fn tap_desc(folio: &mut Folio, desc: &str) -> bool {
@@ -20,30 +20,9 @@ pub fn tap_desc(folio: &mut Folio, desc: &str) -> bool {
     device::tap(folio, centre).delivered
 }
 
-/// The centres of every clickable, enabled element on screen: what a random tapper picks from.
-pub fn clickable_points(folio: &Folio) -> Vec<Point> {
-    screen::hierarchy(folio)
-        .root
-        .descendants()
-        .filter(|node| node.clickable && node.enabled)
-        .map(|node| node.bounds.centre())
-        .collect()
-}
-
 /// Taps the field `desc` and types `text` into it.
 pub fn type_into(folio: &mut Folio, desc: &str, text: &str) -> bool {
     tap_desc(folio, desc) && folio.input_text(text).delivered
-}
-
-/// Signs in with the demo credentials and waits out the authentication.
-pub fn sign_in(folio: &mut Folio) -> bool {
-    type_into(folio, "login_email", DEMO_EMAIL)
-        && type_into(folio, "login_password", DEMO_PASSWORD)
-        && tap_desc(folio, "login_submit")
-        && {
-            folio.sleep(SLOW_AUTH_MS);
-            folio.session.route == Route::Home
-        }
 }
 
 /// A scripted walk through every Folio screen: (name, the app showing it).
