@@ -334,10 +334,23 @@ class AgentForwardTest {
         sidecar.stub.launch(LaunchRequest.newBuilder().setBundleId("app.folio").build())
         assertEquals(mapOf("localabstract:uatu-agent" to 45123), device.reverseForwards)
         val start = device.commands.single { it.startsWith("am start") }
-        assertEquals("am start -n 'app.folio/.MainActivity' --es uatu.agent.socket 'uatu-agent' --es uatu.agent.token 't0k3n-'\\''x'\\'''", start)
+        // The extras proto/agent.md §1a names; the default socket is not named.
+        assertEquals("am start -n 'app.folio/.MainActivity' --es uatu.token 't0k3n-'\\''x'\\'''", start)
         sidecar.close()
         assertEquals(emptyMap<String, Int>(), device.reverseForwards)
         assertTrue(device.closed)
+    }
+
+    @Test
+    fun `a socket other than the default is named in the launch`() {
+        val device = folioDevice()
+        val agent = AgentForward(hostPort = 45124, token = "t", deviceSocket = "localabstract:uatu-run-7")
+        InProcessSidecar(device, fastSettings.copy(agent = agent)).use { sidecar ->
+            sidecar.stub.launch(LaunchRequest.newBuilder().setBundleId("app.folio").build())
+            val start = device.commands.single { it.startsWith("am start") }
+            assertEquals("am start -n 'app.folio/.MainActivity' --es uatu.token 't' --es uatu.socket 'uatu-run-7'", start)
+            assertEquals(mapOf("localabstract:uatu-run-7" to 45124), device.reverseForwards)
+        }
     }
 }
 
