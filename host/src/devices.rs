@@ -182,12 +182,12 @@ pub enum ConnectError {
     Sidecar(#[from] SidecarError),
     /// No sidecar JAR was given and none is next to the `uatu` binary.
     #[error(
-        "no Android sidecar: pass --sidecar <sidecar-maestro.jar> (or set `sidecar` in uatu.toml), or put {} next to the uatu binary; build it with `mvn -B -q package -DskipTests -f sidecar-maestro/pom.xml`",
+        "no Android sidecar: pass --sidecar <sidecar-maestro.jar> (or set `sidecar` in uatu.toml), or put {} next to the uatu binary; build it with `mvn -B -q package -DskipTests -pl sidecar-maestro -am` at the repository's root",
         sidecar::JAR_NAME
     )]
     NoSidecarJar,
     /// The sidecar JAR given does not exist.
-    #[error("the Android sidecar {} does not exist; build it with `mvn -B -q package -DskipTests -f sidecar-maestro/pom.xml`", .0.display())]
+    #[error("the Android sidecar {} does not exist; build it with `mvn -B -q package -DskipTests -pl sidecar-maestro -am` at the repository's root", .0.display())]
     SidecarJarMissing(PathBuf),
     /// The browser could not be started or reached.
     #[error(transparent)]

@@ -493,6 +493,22 @@ mod tests {
     }
 
     #[test]
+    fn hierarchy_is_auto_by_default_and_a_setting_of_both_layers() {
+        let config = RunConfig::resolve(flags("s.ts"), Settings::default()).expect("resolves");
+        assert_eq!(config.hierarchy, HierarchyMode::Auto);
+        let file = parse("hierarchy = \"sidecar\"\n").expect("parses");
+        let config = RunConfig::resolve(flags("s.ts"), file.clone()).expect("resolves");
+        assert_eq!(config.hierarchy, HierarchyMode::Sidecar);
+        let over = Settings {
+            hierarchy: Some(HierarchyMode::Auto),
+            ..flags("s.ts")
+        };
+        assert_eq!(RunConfig::resolve(over, file).expect("resolves").hierarchy, HierarchyMode::Auto);
+        let error = parse("hierarchy = \"uiautomator\"\n").unwrap_err().to_string();
+        assert!(error.contains("hierarchy") && error.contains("line 1"), "{error}");
+    }
+
+    #[test]
     fn unknown_keys_name_the_key_and_line() {
         let error = parse("seed = 3\nmax-step = 10\n").unwrap_err().to_string();
         assert!(error.contains("/project/uatu.toml"), "{error}");

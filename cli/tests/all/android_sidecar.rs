@@ -9,12 +9,12 @@ use serde_json::Value;
 
 use crate::cli::uatu;
 
-/// The JAR `mvn -B -q package -f sidecar-maestro/pom.xml` builds.
+/// The JAR `mvn -B -q package -pl sidecar-maestro -am` (at the root) builds.
 fn built_jar() -> PathBuf {
     let jar = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sidecar-maestro/target/sidecar-maestro.jar");
     assert!(
         jar.is_file(),
-        "{} is missing: build it with `mvn -B -q package -DskipTests -f sidecar-maestro/pom.xml` (dev/test does)",
+        "{} is missing: build it with `mvn -B -q package -DskipTests -pl sidecar-maestro -am` (dev/test builds it)",
         jar.display()
     );
     jar

@@ -373,3 +373,23 @@ class DeviceOutputTest {
         assertEquals(null, DeviceOutput.topMetrics("  PID %CPU   RES\n", 77))
     }
 }
+
+/** How the fake device reads a launch and its selector's test-only options. */
+class FakeDeviceLaunchTest {
+    @Test
+    fun `a launch's string extras are read back through the shell quoting`() {
+        val token = "t0k3n-'x' y"
+        val start = "am start -n 'app.folio/.MainActivity' --es uatu.token ${dev.uatu.sidecar.android.InputText.shellQuote(token)} --es uatu.socket plain"
+        assertEquals(token, ScriptedDevice.extra(start, ScriptedDevice.EXTRA_TOKEN))
+        assertEquals("plain", ScriptedDevice.extra(start, ScriptedDevice.EXTRA_SOCKET))
+        assertEquals(null, ScriptedDevice.extra("am start -n 'app.folio/.MainActivity'", ScriptedDevice.EXTRA_TOKEN))
+    }
+
+    @Test
+    fun `the selector takes the app-token option and refuses others by name`() {
+        assertEquals("forged", ScriptedDevice.load("builtin?app-token=forged").appTokenOverride)
+        assertEquals(setOf("app.folio"), ScriptedDevice.load("builtin").sdkApps)
+        val error = assertThrows(java.io.IOException::class.java) { ScriptedDevice.load("builtin?app-tokn=x") }
+        assertTrue(error.message!!.contains("unknown option app-tokn"), error.message)
+    }
+}
