@@ -468,9 +468,10 @@ impl Session<'_> {
     ///
     /// The hierarchy is the app's own, asked for with the pause, when its SDK
     /// advertised that it reads its windows and `hierarchy` is `auto`; the driver's
-    /// dump otherwise, and when the app sends none or no window of its own (a system
-    /// dialog or another app in front, or the app gone). Then the driver's dump is
-    /// taken first and the app paused after it, as the simulator has always been.
+    /// dump otherwise, and when the app sends none or no window of its own (another
+    /// app in front, or the app gone; a system dialog over the app's window is not
+    /// seen, docs/devices.md). Without the app's hierarchy the driver's dump is taken
+    /// first and the app paused after it, as the simulator has always been.
     /// A timeout is retried once; a missing screenshot or log read is recorded and
     /// the step goes on.
     async fn capture(
