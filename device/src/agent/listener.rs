@@ -923,7 +923,9 @@ mod tests {
         assert!(with(Some(&token)).is_ok());
         assert_eq!(with(None).unwrap_err(), DisconnectReason::TokenMissing);
         assert_eq!(with(Some("guess")).unwrap_err(), DisconnectReason::TokenMismatch);
-        let near = format!("{}0", &token[..31]);
+        // One digit off at the end (a fixed `0` would equal a token ending in `0`).
+        let last = if token.ends_with('0') { '1' } else { '0' };
+        let near = format!("{}{last}", &token[..31]);
         assert_eq!(with(Some(&near)).unwrap_err(), DisconnectReason::TokenMismatch);
         let refusal = DisconnectReason::TokenMismatch.to_string();
         assert!(
