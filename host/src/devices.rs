@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use uatu_device::agent::{AgentError, AgentListener, ListenerConfig};
+use uatu_device::agent::{AgentError, AgentListener, ListenerConfig, generate_token};
 use uatu_device::sidecar::{self, SidecarCommand, SidecarError, SidecarProcess};
 use uatu_device::{CallTimeouts, DeviceError, Driver, GrpcDriver};
 use uatu_sim::{Bugs, SimConfig, SimError, SimHandle, Simulator};
@@ -182,12 +182,12 @@ pub enum ConnectError {
     Sidecar(#[from] SidecarError),
     /// No sidecar JAR was given and none is next to the `uatu` binary.
     #[error(
-        "no Android sidecar: pass --sidecar <sidecar-maestro.jar> (or set `sidecar` in uatu.toml), or put {} next to the uatu binary; build it with `mvn -B -q package -DskipTests -f sidecar-maestro/pom.xml`",
+        "no Android sidecar: pass --sidecar <sidecar-maestro.jar> (or set `sidecar` in uatu.toml), or put {} next to the uatu binary; build it with `mvn -B -q package -DskipTests -pl sidecar-maestro -am` at the repository's root",
         sidecar::JAR_NAME
     )]
     NoSidecarJar,
     /// The sidecar JAR given does not exist.
-    #[error("the Android sidecar {} does not exist; build it with `mvn -B -q package -DskipTests -f sidecar-maestro/pom.xml`", .0.display())]
+    #[error("the Android sidecar {} does not exist; build it with `mvn -B -q package -DskipTests -pl sidecar-maestro -am` at the repository's root", .0.display())]
     SidecarJarMissing(PathBuf),
     /// The browser could not be started or reached.
     #[error(transparent)]
@@ -245,10 +245,27 @@ impl Connected {
     }
 }
 
+/// The SDK socket for `choice`. An Android app reaches the host through the sidecar's
+/// reverse forward to a loopback TCP port, which any local user can reach too: that
+/// listener requires a fresh run token, returned to be passed to the app at launch
+/// (`proto/agent.md` §1a). The token is never recorded (not in the trace, not in meta.json).
+async fn agent_listener(choice: &DeviceChoice) -> Result<(AgentListener, Option<String>), AgentError> {
+    let config = match choice {
+        DeviceChoice::Android(_) => ListenerConfig {
+            token: Some(generate_token()),
+            tcp_port: Some(0),
+            ..ListenerConfig::default()
+        },
+        _ => ListenerConfig::default(),
+    };
+    let token = config.token.clone();
+    Ok((AgentListener::bind(config).await?, token))
+}
+
 /// Starts (or reaches) the chosen device and the SDK socket its app connects to.
 /// `run_seed` seeds a simulated device whose own seed is not set.
 pub async fn connect(choice: &DeviceChoice, run_seed: u64) -> Result<Connected, ConnectError> {
-    let agent = AgentListener::bind(ListenerConfig::default()).await?;
+    let (agent, token) = agent_listener(choice).await?;
     match choice {
         DeviceChoice::Sim(sim) => {
             let config = SimConfig {
@@ -311,9 +328,11 @@ pub async fn connect(choice: &DeviceChoice, run_seed: u64) -> Result<Connected, 
             let mut command = SidecarCommand::new(jar);
             command.serial = android.serial.clone();
             command.fake_device = android.sidecar.fake_device.clone();
-            // The SDK reaches the host through `--agent-port` (adb reverse) once the
-            // agent listener serves TCP with a per-run token; until then the app
-            // cannot reach the host's Unix socket from the device.
+            // The app's SDK reaches the listener through the sidecar's `adb reverse` of
+            // the device's abstract socket to this port, with the token the sidecar puts
+            // in the launch intent (handed over in its environment, not its arguments).
+            command.agent_port = agent.tcp_addr().map(|addr| addr.port());
+            command.agent_token = token;
             let process = SidecarProcess::start(&command).await?;
             let settings = serde_json::json!({
                 "serial": android.serial,

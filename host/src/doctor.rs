@@ -104,10 +104,11 @@ pub async fn check_device(device: &DeviceChoice, bundle_id: &str) -> Vec<Check> 
                 )
             })
             .map_err(|e| {
-                format!(
-                    "{e} (is the app built with the uatu SDK, and can it reach {}?)",
-                    agent.socket_path().display()
-                )
+                let reach = match agent.tcp_addr() {
+                    Some(addr) => format!("the sidecar's forward to {addr}"),
+                    None => agent.socket_path().display().to_string(),
+                };
+                format!("{e} (is the app built with the uatu SDK, and can it reach {reach}?)")
             }),
     ));
     if checks.last().is_some_and(|c| c.passed) {

@@ -112,6 +112,11 @@ pub struct Settings {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cdp: Option<String>,
 
+    /// Where each step's hierarchy comes from: `auto` (the app's SDK reads its own windows when it can, the driver's dump otherwise) or `sidecar` (always the driver's dump, e.g. `uiautomator dump` on Android).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "FROM"))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hierarchy: Option<HierarchyMode>,
+
     /// The app's bundle id (Android package).
     #[cfg_attr(feature = "cli", arg(long, value_name = "ID"))]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -265,6 +270,7 @@ impl Settings {
             sim_seed: self.sim_seed.or(lower.sim_seed),
             url: self.url.or(lower.url),
             cdp: self.cdp.or(lower.cdp),
+            hierarchy: self.hierarchy.or(lower.hierarchy),
             bundle_id: self.bundle_id.or(lower.bundle_id),
             seed: self.seed.or(lower.seed),
             max_steps: self.max_steps.or(lower.max_steps),
@@ -283,6 +289,20 @@ impl Settings {
     }
 }
 
+/// Where a step's hierarchy comes from (`hierarchy` in uatu.toml, `--hierarchy`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum HierarchyMode {
+    /// The app's own windows when its SDK advertises `hierarchy` (milliseconds instead of
+    /// a `uiautomator dump`'s seconds), the driver's dump when it does not or when the app
+    /// shows no window of its own.
+    #[default]
+    Auto,
+    /// Always the driver's dump (the sidecar's `uiautomator dump` on Android).
+    Sidecar,
+}
+
 /// Everything `uatu run` needs, resolved and checked: plain values for the engine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunConfig {
@@ -290,6 +310,8 @@ pub struct RunConfig {
     pub spec: PathBuf,
     /// The device to drive, with its kind's own settings.
     pub device: DeviceChoice,
+    /// Where each step's hierarchy comes from.
+    pub hierarchy: HierarchyMode,
     /// The app's bundle id.
     pub bundle_id: String,
     /// 0 means: pick one at random (the run records the one picked).
@@ -358,6 +380,7 @@ impl RunConfig {
         Ok(RunConfig {
             spec,
             device,
+            hierarchy: settings.hierarchy.ok_or_else(|| required("hierarchy"))?,
             bundle_id: settings.bundle_id.ok_or_else(|| required("bundle-id"))?,
             seed: settings.seed.ok_or_else(|| required("seed"))?,
             max_steps,
@@ -467,6 +490,22 @@ mod tests {
         assert_eq!(Settings::default_text("max-steps").as_deref(), Some("1000"));
         assert_eq!(Settings::default_text("spec-timeout").as_deref(), Some("2s"));
         assert_eq!(Settings::default_text("sim-bugs").as_deref(), Some("all"));
+    }
+
+    #[test]
+    fn hierarchy_is_auto_by_default_and_a_setting_of_both_layers() {
+        let config = RunConfig::resolve(flags("s.ts"), Settings::default()).expect("resolves");
+        assert_eq!(config.hierarchy, HierarchyMode::Auto);
+        let file = parse("hierarchy = \"sidecar\"\n").expect("parses");
+        let config = RunConfig::resolve(flags("s.ts"), file.clone()).expect("resolves");
+        assert_eq!(config.hierarchy, HierarchyMode::Sidecar);
+        let over = Settings {
+            hierarchy: Some(HierarchyMode::Auto),
+            ..flags("s.ts")
+        };
+        assert_eq!(RunConfig::resolve(over, file).expect("resolves").hierarchy, HierarchyMode::Auto);
+        let error = parse("hierarchy = \"uiautomator\"\n").unwrap_err().to_string();
+        assert!(error.contains("hierarchy") && error.contains("line 1"), "{error}");
     }
 
     #[test]

@@ -255,10 +255,12 @@ pub enum AgentError {
     },
     /// No app completed its handshake in time: the app did not start, was not
     /// given the socket's path, or its SDK was refused (then `last` says why).
-    #[error("no app connected to the SDK socket {path} within {after:?}{}", last_attempt(.last))]
+    #[error("no app connected to the SDK socket {path}{} within {after:?}{}", tcp_too(.tcp), last_attempt(.last))]
     NoApp {
         /// The socket apps should connect to.
         path: PathBuf,
+        /// The loopback TCP address apps may connect to as well, if the listener has one.
+        tcp: Option<SocketAddr>,
         /// How long the host waited.
         after: Duration,
         /// Why the last connection attempt ended, if there was one.
@@ -286,6 +288,10 @@ pub enum AgentError {
     /// [`AgentListener::resume`] was called without an answered PAUSE to end (a host bug).
     #[error("RESUME without a PAUSE that the app answered")]
     NotPaused,
+}
+
+fn tcp_too(tcp: &Option<SocketAddr>) -> String {
+    tcp.map(|addr| format!(" or {addr}")).unwrap_or_default()
 }
 
 fn last_attempt(last: &Option<DisconnectReason>) -> String {
@@ -510,6 +516,7 @@ impl AgentListener {
             }),
             _ => Err(AgentError::NoApp {
                 path: self.shared.socket_path.clone(),
+                tcp: self.tcp_addr,
                 after: timeout,
                 last: self.status().last_disconnect,
             }),
@@ -916,7 +923,9 @@ mod tests {
         assert!(with(Some(&token)).is_ok());
         assert_eq!(with(None).unwrap_err(), DisconnectReason::TokenMissing);
         assert_eq!(with(Some("guess")).unwrap_err(), DisconnectReason::TokenMismatch);
-        let near = format!("{}0", &token[..31]);
+        // One digit off at the end (a fixed `0` would equal a token ending in `0`).
+        let last = if token.ends_with('0') { '1' } else { '0' };
+        let near = format!("{}{last}", &token[..31]);
         assert_eq!(with(Some(&near)).unwrap_err(), DisconnectReason::TokenMismatch);
         let refusal = DisconnectReason::TokenMismatch.to_string();
         assert!(

@@ -2,7 +2,7 @@
 //! limit, a violation (when asked), Ctrl-C or a failure, and sum it up.
 //!
 //! A step is five phases, each its own function:
-//! [`Session::capture`] (idle, hierarchy, screenshot, logs) →
+//! [`Session::capture`] (idle, hierarchy, screenshot, logs, and the app paused) →
 //! [`Session::evaluate`] (with the app paused: extractor plugins, spec, LTL) →
 //! [`Session::choose`] (strategy) → [`Session::record`] (trace, sinks) →
 //! [`Session::dispatch`] (the action, after the app is resumed).
@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use uatu_device::agent::{AgentListener, AgentState};
-use uatu_device::{DeviceError, Driver, LogLevel, Screenshot};
+use uatu_device::agent::{AgentError, AgentListener, AgentState};
+use uatu_device::{DeviceError, Driver, Hierarchy, LogLevel, Screenshot};
 
 use crate::action::{Action, Candidate, ResolvedAction};
 use crate::devices::{self, Connected};
@@ -26,10 +26,12 @@ use crate::plugin::{LoadOptions, PluginEvent, PluginSet};
 use crate::run::strategy::choose_weighted;
 use crate::run::target::resolve_action;
 use crate::run::verify::{Verifier, count_verdicts, predicate_values};
-use crate::settings::RunConfig;
+use crate::settings::{HierarchyMode, RunConfig};
 use crate::spec::{SpecInstance, SpecLimits, SpecModule, SpecStep};
 use crate::state::State;
-use crate::trace::{Counts, DeviceMeta, Event, Meta, RunDir, SpecMeta, StepMetrics, StepRecord, Summary};
+use crate::trace::{
+    Counts, DeviceMeta, Event, HierarchySource, Meta, RunDir, SpecMeta, StepMetrics, StepRecord, Summary,
+};
 use crate::{Error, ExitStatus};
 
 const IDLE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -266,8 +268,16 @@ struct Steps {
 struct Observation {
     time: u64,
     state: State,
+    /// Where `state.hierarchy` came from, when the app could have read it.
+    hierarchy_source: Option<HierarchySource>,
     screenshot: Option<Screenshot>,
     screenshot_path: Option<String>,
+}
+
+/// The hierarchy half of a capture: the driver's dump, or the app paused with its own windows.
+enum Sighting {
+    Dumped(Result<Hierarchy, DeviceError>),
+    Paused(Result<AgentState, AgentError>, Duration),
 }
 
 /// What a step decided while the app was paused.
@@ -414,11 +424,17 @@ impl Session<'_> {
             dispatch_us: self.previous_dispatch_us,
             ..StepMetrics::default()
         };
-        let observed = self.capture(index, &mut events, &mut metrics).await?;
+        let (observed, paused) = match self.capture(index, &mut events, &mut metrics).await {
+            Ok(captured) => captured,
+            Err(failure) => {
+                // A capture that failed after pausing the app must not leave it paused
+                // (without a pause this sends nothing).
+                let _ = self.agent.resume().await;
+                return Err(failure);
+            }
+        };
         let time = observed.time;
-
-        let agent_started = Instant::now();
-        let app_state = match self.agent.pause(PAUSE_TIMEOUT).await {
+        let app_state = match paused {
             Ok(app_state) => app_state,
             Err(error) => {
                 let screen = screen_name(&observed.state);
@@ -426,7 +442,6 @@ impl Session<'_> {
                 return Ok((time, screen));
             }
         };
-        metrics.agent_us = agent_started.elapsed().as_micros() as u64;
 
         let (decided, screen) = self.while_paused(index, observed, app_state, events, metrics).await;
         let action = decided?.action;
@@ -448,21 +463,40 @@ impl Session<'_> {
     }
 
     /// Capture: wait for idle, then read the hierarchy, a screenshot, the logs and
-    /// the device's metrics together. A timeout is retried once; a missing
-    /// screenshot or log read is recorded and the step goes on.
+    /// the device's metrics together, and pause the app for its state (the pause's
+    /// answer is returned beside the observation: an app that is gone is not a failed step).
+    ///
+    /// The hierarchy is the app's own, asked for with the pause, when its SDK
+    /// advertised that it reads its windows and `hierarchy` is `auto`; the driver's
+    /// dump otherwise, and when the app sends none or no window of its own (another
+    /// app in front, or the app gone; a system dialog over the app's window is not
+    /// seen, docs/devices.md). Without the app's hierarchy the driver's dump is taken
+    /// first and the app paused after it, as the simulator has always been.
+    /// A timeout is retried once; a missing screenshot or log read is recorded and
+    /// the step goes on.
     async fn capture(
         &mut self,
         index: u64,
         events: &mut Vec<Event>,
         metrics: &mut StepMetrics,
-    ) -> Result<Observation, StepFailure> {
+    ) -> Result<(Observation, Result<AgentState, AgentError>), StepFailure> {
         let capture_started = Instant::now();
         let idle = retry_once(events, "WaitForIdle", || self.driver.wait_for_idle(IDLE_TIMEOUT))
             .await
             .map_err(StepFailure::device)?;
         let time = idle.device_time_ms.saturating_sub(self.device_start_ms);
-        let (hierarchy, screenshot, logs, device_metrics) = tokio::join!(
-            self.driver.hierarchy(),
+        let app_reads_hierarchy = self.app_reads_hierarchy();
+        let from_app = app_reads_hierarchy && self.config.hierarchy == HierarchyMode::Auto;
+        let (sighting, screenshot, logs, device_metrics) = tokio::join!(
+            async {
+                if from_app {
+                    let started = Instant::now();
+                    let paused = self.agent.pause_with_hierarchy(PAUSE_TIMEOUT).await;
+                    Sighting::Paused(paused, started.elapsed())
+                } else {
+                    Sighting::Dumped(self.driver.hierarchy().await)
+                }
+            },
             async {
                 if self.config.screenshots {
                     Some(self.driver.screenshot().await)
@@ -473,11 +507,31 @@ impl Session<'_> {
             self.driver.recent_logs(self.last_log_ms, LogLevel::Verbose),
             self.driver.metrics(),
         );
-        let hierarchy = match hierarchy {
-            Ok(hierarchy) => hierarchy,
-            Err(_) => retry_once(events, "Hierarchy", || self.driver.hierarchy())
-                .await
-                .map_err(StepFailure::device)?,
+        let (hierarchy, hierarchy_source, paused) = match sighting {
+            Sighting::Paused(mut paused, took) => {
+                if paused.is_ok() {
+                    metrics.agent_us = took.as_micros() as u64;
+                }
+                let own = paused
+                    .as_mut()
+                    .ok()
+                    .and_then(|state| state.hierarchy.take())
+                    .filter(|hierarchy| !hierarchy.root.children.is_empty());
+                match own {
+                    Some(hierarchy) => (hierarchy, HierarchySource::App, Some(paused)),
+                    // Nothing of the app's on screen: its paused main thread cannot hold up the dump.
+                    None => (
+                        self.driver_hierarchy(events, None).await?,
+                        HierarchySource::Driver,
+                        Some(paused),
+                    ),
+                }
+            }
+            Sighting::Dumped(dumped) => (
+                self.driver_hierarchy(events, Some(dumped)).await?,
+                HierarchySource::Driver,
+                None,
+            ),
         };
         let logs = logs.unwrap_or_else(|error| {
             events.push(Event::DeviceRetry {
@@ -514,7 +568,18 @@ impl Session<'_> {
             None => (None, None),
         };
         metrics.capture_us = capture_started.elapsed().as_micros() as u64;
-        Ok(Observation {
+        let paused = match paused {
+            Some(paused) => paused,
+            None => {
+                let agent_started = Instant::now();
+                let paused = self.agent.pause(PAUSE_TIMEOUT).await;
+                if paused.is_ok() {
+                    metrics.agent_us = agent_started.elapsed().as_micros() as u64;
+                }
+                paused
+            }
+        };
+        let observation = Observation {
             time,
             state: State {
                 step: index,
@@ -524,9 +589,37 @@ impl Session<'_> {
                 logs,
                 ..State::default()
             },
+            // Said only where there was a choice, so traces of apps without it stay as they were.
+            hierarchy_source: app_reads_hierarchy.then_some(hierarchy_source),
             screenshot,
             screenshot_path,
-        })
+        };
+        Ok((observation, paused))
+    }
+
+    /// Whether the attached app's SDK said in its HELLO that it reads its own windows.
+    fn app_reads_hierarchy(&self) -> bool {
+        let status = self.agent.status();
+        status.is_connected() && status.last_hello.is_some_and(|hello| hello.has_hierarchy())
+    }
+
+    /// The driver's hierarchy: `first`, the answer of a call already made, or a new
+    /// call; a failure is retried once.
+    async fn driver_hierarchy(
+        &self,
+        events: &mut Vec<Event>,
+        first: Option<Result<Hierarchy, DeviceError>>,
+    ) -> Result<Hierarchy, StepFailure> {
+        let first = match first {
+            Some(answer) => answer,
+            None => self.driver.hierarchy().await,
+        };
+        match first {
+            Ok(hierarchy) => Ok(hierarchy),
+            Err(_) => retry_once(events, "Hierarchy", || self.driver.hierarchy())
+                .await
+                .map_err(StepFailure::device),
+        }
     }
 
     /// The app did not answer PAUSE (a crash, process death): record the step as
@@ -552,6 +645,7 @@ impl Session<'_> {
             step: index,
             time: observed.time,
             state,
+            hierarchy_source: observed.hierarchy_source,
             evaluated: false,
             screenshot: observed.screenshot_path,
             extractors: Default::default(),
@@ -577,6 +671,7 @@ impl Session<'_> {
         let Observation {
             time,
             mut state,
+            hierarchy_source,
             screenshot,
             screenshot_path,
         } = observed;
@@ -595,6 +690,7 @@ impl Session<'_> {
                 step: index,
                 time,
                 state,
+                hierarchy_source,
                 evaluated: true,
                 screenshot: screenshot_path,
                 extractors: spec_step.extractors,
@@ -838,6 +934,9 @@ pub fn rerun_command(config: &RunConfig, seed: u64) -> String {
     }
     if config.strict {
         command.push("--strict".into());
+    }
+    if config.hierarchy == HierarchyMode::Sidecar {
+        command.extend(["--hierarchy".into(), "sidecar".into()]);
     }
     command.join(" ")
 }

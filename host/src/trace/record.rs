@@ -72,6 +72,10 @@ pub struct StepRecord {
     pub time: u64,
     /// The full state the spec saw: `uatu check` re-evaluates from it.
     pub state: State,
+    /// Where `state.hierarchy` came from, written when the app's SDK could have read it
+    /// (its HELLO advertised `hierarchy`); absent: the driver's, the only source there was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hierarchy_source: Option<HierarchySource>,
     /// False for a step at which the app was gone (crashed, disconnected):
     /// the spec and the properties were not evaluated on it.
     #[serde(default = "evaluated_by_default")]
@@ -96,6 +100,17 @@ pub struct StepRecord {
     /// Where the time went (the previous step's dispatch included) and the device's load.
     #[serde(default)]
     pub metrics: StepMetrics,
+}
+
+/// Where a step's hierarchy came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HierarchySource {
+    /// The app's SDK read its own windows at the pause (`PAUSE{"hierarchy":true}`).
+    App,
+    /// The driver's dump (on Android the sidecar's `uiautomator dump`): asked for by
+    /// `hierarchy = "sidecar"`, or the app sent none (no window of its own on screen).
+    Driver,
 }
 
 fn evaluated_by_default() -> bool {

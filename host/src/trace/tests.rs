@@ -14,6 +14,7 @@ fn record(step: u64) -> StepRecord {
         step,
         time: state.time,
         state,
+        hierarchy_source: None,
         evaluated: true,
         screenshot: None,
         extractors: Default::default(),

@@ -134,6 +134,7 @@ pub fn record(
         step: state.step,
         time: state.time,
         state,
+        hierarchy_source: None,
         evaluated: true,
         screenshot: None,
         extractors: Default::default(),

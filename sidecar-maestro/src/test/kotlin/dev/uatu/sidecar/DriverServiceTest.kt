@@ -334,10 +334,23 @@ class AgentForwardTest {
         sidecar.stub.launch(LaunchRequest.newBuilder().setBundleId("app.folio").build())
         assertEquals(mapOf("localabstract:uatu-agent" to 45123), device.reverseForwards)
         val start = device.commands.single { it.startsWith("am start") }
-        assertEquals("am start -n 'app.folio/.MainActivity' --es uatu.agent.socket 'uatu-agent' --es uatu.agent.token 't0k3n-'\\''x'\\'''", start)
+        // The extras proto/agent.md §1a names; the default socket is not named.
+        assertEquals("am start -n 'app.folio/.MainActivity' --es uatu.token 't0k3n-'\\''x'\\'''", start)
         sidecar.close()
         assertEquals(emptyMap<String, Int>(), device.reverseForwards)
         assertTrue(device.closed)
+    }
+
+    @Test
+    fun `a socket other than the default is named in the launch`() {
+        val device = folioDevice()
+        val agent = AgentForward(hostPort = 45124, token = "t", deviceSocket = "localabstract:uatu-run-7")
+        InProcessSidecar(device, fastSettings.copy(agent = agent)).use { sidecar ->
+            sidecar.stub.launch(LaunchRequest.newBuilder().setBundleId("app.folio").build())
+            val start = device.commands.single { it.startsWith("am start") }
+            assertEquals("am start -n 'app.folio/.MainActivity' --es uatu.token 't' --es uatu.socket 'uatu-run-7'", start)
+            assertEquals(mapOf("localabstract:uatu-run-7" to 45124), device.reverseForwards)
+        }
     }
 }
 
@@ -358,5 +371,25 @@ class DeviceOutputTest {
         assertEquals((1.2 * (1L shl 30)).toLong(), memory)
         assertEquals(7.0 to 98_304L * 1024, DeviceOutput.topMetrics("  PID %CPU   RES\n 77 7 98304\n", 77))
         assertEquals(null, DeviceOutput.topMetrics("  PID %CPU   RES\n", 77))
+    }
+}
+
+/** How the fake device reads a launch and its selector's test-only options. */
+class FakeDeviceLaunchTest {
+    @Test
+    fun `a launch's string extras are read back through the shell quoting`() {
+        val token = "t0k3n-'x' y"
+        val start = "am start -n 'app.folio/.MainActivity' --es uatu.token ${dev.uatu.sidecar.android.InputText.shellQuote(token)} --es uatu.socket plain"
+        assertEquals(token, ScriptedDevice.extra(start, ScriptedDevice.EXTRA_TOKEN))
+        assertEquals("plain", ScriptedDevice.extra(start, ScriptedDevice.EXTRA_SOCKET))
+        assertEquals(null, ScriptedDevice.extra("am start -n 'app.folio/.MainActivity'", ScriptedDevice.EXTRA_TOKEN))
+    }
+
+    @Test
+    fun `the selector takes the app-token option and refuses others by name`() {
+        assertEquals("forged", ScriptedDevice.load("builtin?app-token=forged").appTokenOverride)
+        assertEquals(setOf("app.folio"), ScriptedDevice.load("builtin").sdkApps)
+        val error = assertThrows(java.io.IOException::class.java) { ScriptedDevice.load("builtin?app-tokn=x") }
+        assertTrue(error.message!!.contains("unknown option app-tokn"), error.message)
     }
 }

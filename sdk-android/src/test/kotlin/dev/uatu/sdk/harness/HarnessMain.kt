@@ -3,6 +3,7 @@ package dev.uatu.sdk.harness
 import dev.uatu.sdk.core.Agent
 import dev.uatu.sdk.core.AgentOptions
 import dev.uatu.sdk.core.PROTOCOL_VERSION
+import dev.uatu.sdk.core.TcpTransport
 import dev.uatu.sdk.core.Transport
 import java.io.File
 import java.nio.file.Path

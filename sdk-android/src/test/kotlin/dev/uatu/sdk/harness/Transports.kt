@@ -4,8 +4,6 @@ import dev.uatu.sdk.core.Connection
 import dev.uatu.sdk.core.Transport
 import java.io.InputStream
 import java.io.OutputStream
-import java.net.InetSocketAddress
-import java.net.Socket
 import java.net.StandardProtocolFamily
 import java.net.UnixDomainSocketAddress
 import java.nio.ByteBuffer
@@ -52,23 +50,4 @@ class ChannelConnection(private val channel: SocketChannel) : Connection {
     }
 
     override fun close() = channel.close()
-}
-
-/** The host's loopback TCP port (what the Android sidecar's reverse forward leads to). */
-class TcpTransport(private val port: Int) : Transport {
-    override fun connect(): Connection {
-        val socket = Socket()
-        try {
-            socket.tcpNoDelay = true
-            socket.connect(InetSocketAddress("127.0.0.1", port), 1_000)
-        } catch (e: Exception) {
-            socket.close()
-            throw e
-        }
-        return object : Connection {
-            override val input: InputStream = socket.getInputStream()
-            override val output: OutputStream = socket.getOutputStream()
-            override fun close() = socket.close()
-        }
-    }
 }

@@ -17,10 +17,15 @@ import java.util.Properties
  * next one and the last one stays. Tests add [on] rules that answer matching
  * commands first (a sequence of replies, the last repeating): errors, busy
  * dumps, slow answers, changing screens.
+ *
+ * An app listed in [sdkApps] links uatu's SDK: `am start` with the run token
+ * (`--es uatu.token T`, proto/agent.md §1a) starts it as a [FakeApp] (the real
+ * SDK core) that connects through the reverse forward; `am force-stop`,
+ * `pm clear` and closing the device stop it.
  */
 class ScriptedDevice(
     override val serial: String = "emulator-5554",
-    private var screens: List<String> = emptyList(),
+    screens: List<String> = emptyList(),
     var screencap: ByteArray = ByteArray(0),
     var logcat: String = "",
     var installedPackages: MutableMap<String, String> = mutableMapOf(), // package -> launcher activity
@@ -31,6 +36,15 @@ class ScriptedDevice(
     /** The `uiautomator dump` output paths this device can write to (a device without a tty refuses /dev/tty). */
     var dumpTargets: Set<String> = setOf("/dev/tty", "/dev/stdout", "file"),
     var currentInputMethod: String = "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME",
+    /** The installed apps that link uatu's SDK (each started as a [FakeApp] when launched with a run token). */
+    var sdkApps: Set<String> = emptySet(),
+    /**
+     * Test only (the wrong-token case): the app's SDK presents this token instead of the
+     * one its launch intent carries, as an app launched by another run would.
+     */
+    var appTokenOverride: String? = null,
+    /** The screens' names, for the app's `screen` snapshot (default `screen-N`). */
+    screenNames: List<String> = emptyList(),
 ) : Adb {
     /** A scripted answer. */
     sealed interface Reply {
@@ -47,9 +61,21 @@ class ScriptedDevice(
     private val rules = mutableListOf<Rule>()
     private val log = mutableListOf<String>()
     private val files = mutableMapOf<String, ByteArray>()
-    private val forwards = mutableMapOf<String, Int>()
+    /** Read by the fake app's SDK thread without the device's lock. */
+    private val forwards = java.util.concurrent.ConcurrentHashMap<String, Int>()
+
+    // Written under the device's lock; volatile so the fake app's main thread reads them without it.
+    @Volatile
+    private var screens: List<String> = screens
+
+    @Volatile
+    private var screenNames: List<String> = screenNames
+
+    @Volatile
     private var screenIndex = 0
     private var runningApp: String? = null
+    private var app: FakeApp? = null
+    private var launches = 0
 
     @Volatile
     var closed = false
@@ -59,7 +85,7 @@ class ScriptedDevice(
     val commands: List<String> get() = synchronized(this) { log.toList() }
 
     /** Reverse forwards in place: device socket -> host port. */
-    val reverseForwards: Map<String, Int> get() = synchronized(this) { forwards.toMap() }
+    val reverseForwards: Map<String, Int> get() = forwards.toMap()
 
     /** Answers commands containing `fragment` with `replies` in turn (the last one repeats). Earlier rules win. */
     fun on(fragment: String, vararg replies: Reply): ScriptedDevice = on({ it.contains(fragment) }, *replies)
@@ -76,9 +102,22 @@ class ScriptedDevice(
         this
     }
 
-    fun setScreens(dumps: List<String>) = synchronized(this) {
+    fun setScreens(dumps: List<String>, names: List<String> = emptyList()) = synchronized(this) {
         screens = dumps
+        screenNames = names
         screenIndex = 0
+    }
+
+    /** The screen shown now, by name, and its dump (what the fake app's own window holds). */
+    fun shownScreen(): Pair<String, String?> {
+        val index = screenIndex
+        return (screenNames.getOrNull(index) ?: "screen-$index") to screens.getOrNull(index)
+    }
+
+    /** `wm size`, as numbers. */
+    fun screenPixels(): Pair<Int, Int> {
+        val (width, height) = screenSize.split('x').map { it.trim().toIntOrNull() ?: 0 } + listOf(0, 0)
+        return width to height
     }
 
     val currentScreen: String? get() = synchronized(this) { screens.getOrNull(screenIndex) }
@@ -131,6 +170,7 @@ class ScriptedDevice(
     }
 
     override fun close() {
+        synchronized(this) { stopApp() }
         closed = true
     }
 
@@ -151,13 +191,13 @@ class ScriptedDevice(
                 ?.let { ok("package:/data/app/~~Xk3b9Q==/${words[2]}-7Hq2w==/base.apk\n") }
                 ?: Reply.Shell(ShellResult("", "", 1))
             words.take(2) == listOf("pm", "clear") -> if (words[2] in installedPackages) {
-                if (runningApp == words[2]) runningApp = null
+                if (runningApp == words[2]) stopApp()
                 ok("Success\n")
             } else {
                 fail("Error: java.lang.SecurityException: Package ${words[2]} does not exist", 255)
             }
             words.take(2) == listOf("am", "force-stop") -> {
-                if (runningApp == words[2]) runningApp = null
+                if (runningApp == words[2]) stopApp()
                 ok()
             }
             command.startsWith("cmd package resolve-activity") -> installedPackages[words.last()]
@@ -191,11 +231,25 @@ class ScriptedDevice(
                     "Error type 3\nError: Activity class {$component} does not exist.\n",
             )
         }
+        stopApp()
         runningApp = app
         screenIndex = 0
+        launches++
+        val token = appTokenOverride ?: extra(command, EXTRA_TOKEN)
+        if (app in sdkApps && token != null) {
+            // As the SDK's glue does: started by a launch that carries the run token, on the socket it names.
+            this.app = FakeApp.start(app, this, launches, token, extra(command, EXTRA_SOCKET) ?: DEFAULT_SOCKET)
+        }
         val starting = "Starting: Intent { cmp=$component${if (command.contains("--es")) " (has extras)" else ""} }\n"
         val waited = "Status: ok\nLaunchState: COLD\nActivity: $component\nTotalTime: 412\nWaitTime: 418\nComplete\n"
         return ok(if (command.contains(" -W ")) starting + waited else starting)
+    }
+
+    /** The app's process ends, and with it its SDK's connection. */
+    private fun stopApp() {
+        runningApp = null
+        app?.close()
+        app = null
     }
 
     private fun dump(command: String): Reply {
@@ -235,6 +289,17 @@ class ScriptedDevice(
     }
 
     companion object {
+        /** The launch extras of the SDK (proto/agent.md §1a), and its default abstract socket. */
+        const val EXTRA_TOKEN = "uatu.token"
+        const val EXTRA_SOCKET = "uatu.socket"
+        const val DEFAULT_SOCKET = "uatu-agent"
+
+        /** The value of `am start`'s string extra `--es NAME VALUE` (a shell word, quoted or not). */
+        fun extra(command: String, name: String): String? {
+            val word = Regex("--es ${Regex.escape(name)} ('(?:[^']|'\\\\'')*'|\\S+)").find(command)?.groupValues?.get(1) ?: return null
+            return if (word.startsWith("'")) word.removeSurrounding("'").replace("'\\''", "'") else word
+        }
+
         private fun builtinFile(name: String): ByteArray =
             ScriptedDevice::class.java.getResourceAsStream("/fake-device/$name")?.use { it.readBytes() }
                 ?: throw IOException("the built-in fake device has no $name")
@@ -245,12 +310,24 @@ class ScriptedDevice(
             return Files.readAllBytes(file)
         }
 
+        /** The options of a `--fake-device` selector after `?`; test-only knobs. */
+        const val OPTION_APP_TOKEN = "app-token"
+
         /**
          * The device `--fake-device` serves: `builtin` (bundled in the JAR) or a
          * directory holding `device.properties` and the files it names (see
-         * docs/devices.md, "The fake device").
+         * docs/devices.md, "The fake device"), optionally followed by test-only
+         * options: `?app-token=TOKEN` makes the app's SDK present TOKEN instead of
+         * the run's (to test the host's refusal).
          */
-        fun load(source: String): ScriptedDevice {
+        fun load(selector: String): ScriptedDevice {
+            val source = selector.substringBefore('?')
+            val options = selector.substringAfter('?', "").split('&').filter { it.isNotEmpty() }
+                .associate { it.substringBefore('=') to it.substringAfter('=', "") }
+            val unknown = options.keys - setOf(OPTION_APP_TOKEN)
+            if (unknown.isNotEmpty()) {
+                throw IOException("--fake-device $selector: unknown option ${unknown.joinToString()} (the only one is `$OPTION_APP_TOKEN=TOKEN`, for tests)")
+            }
             val read: (String) -> ByteArray = if (source == "builtin") {
                 ::builtinFile
             } else {
@@ -263,13 +340,17 @@ class ScriptedDevice(
                 ?: throw IOException("--fake-device $source: device.properties has no `$name`")
             val packages = property("packages").split(',').map { it.trim() }.filter { it.isNotEmpty() }
                 .associateWith { app -> properties.getProperty("launcher.$app")?.trim() ?: "$app/.MainActivity" }
+            val screenFiles = property("screens").split(',').map { it.trim() }
             return ScriptedDevice(
                 serial = property("serial"),
-                screens = property("screens").split(',').map { String(read(it.trim()), Charsets.UTF_8) },
+                screens = screenFiles.map { String(read(it), Charsets.UTF_8) },
+                screenNames = screenFiles.map { it.substringAfterLast('/').substringBeforeLast('.') },
                 screencap = read(property("screencap")),
                 logcat = properties.getProperty("logcat")?.let { String(read(it.trim()), Charsets.UTF_8) } ?: "",
                 installedPackages = packages.toMutableMap(),
                 screenSize = property("screen"),
+                sdkApps = properties.getProperty("sdk").orEmpty().split(',').map { it.trim() }.filter { it.isNotEmpty() }.toSet(),
+                appTokenOverride = options[OPTION_APP_TOKEN],
             )
         }
     }

@@ -31,9 +31,12 @@ data class AgentForward(val hostPort: Int, val token: String?, val deviceSocket:
     companion object {
         /** The abstract socket the SDK connects to on the device. */
         const val DEFAULT_SOCKET = "localabstract:uatu-agent"
-        /** Intent extras the SDK reads at start: the socket name (without `localabstract:`) and the token. */
-        const val EXTRA_SOCKET = "uatu.agent.socket"
-        const val EXTRA_TOKEN = "uatu.agent.token"
+        /**
+         * Intent extras the SDK reads at start (proto/agent.md §1a): the run token, and the
+         * socket name (without `localabstract:`) when it is not the default `uatu-agent`.
+         */
+        const val EXTRA_TOKEN = "uatu.token"
+        const val EXTRA_SOCKET = "uatu.socket"
     }
 }
 
@@ -195,8 +198,10 @@ class AndroidDriver(
             else -> "$bundleId/$launcherActivity"
         }
         val extras = settings.agent?.let { agent ->
-            " --es ${AgentForward.EXTRA_SOCKET} ${InputText.shellQuote(agent.deviceSocket.removePrefix("localabstract:"))}" +
-                (agent.token?.let { " --es ${AgentForward.EXTRA_TOKEN} ${InputText.shellQuote(it)}" } ?: "")
+            val token = agent.token?.let { " --es ${AgentForward.EXTRA_TOKEN} ${InputText.shellQuote(it)}" } ?: ""
+            val socket = agent.deviceSocket.takeIf { it != AgentForward.DEFAULT_SOCKET }
+                ?.let { " --es ${AgentForward.EXTRA_SOCKET} ${InputText.shellQuote(it.removePrefix("localabstract:"))}" } ?: ""
+            token + socket
         } ?: ""
         // Without -W: the host's Launch deadline is short, and it waits for the screen (WaitForIdle) and the SDK anyway.
         val started = shell("am start -n ${InputText.shellQuote(component)}$extras")
