@@ -312,6 +312,13 @@ impl WebDevice {
         Ok(self.delivered())
     }
 
+    /// Keys, text and wheels between two taps keep them from being a double click.
+    fn interrupt_clicks(&self) {
+        if let Ok(mut clicks) = self.shared.clicks.lock() {
+            clicks.interrupt();
+        }
+    }
+
     fn delivered(&self) -> InputOutcome {
         InputOutcome {
             delivered: true,
@@ -505,14 +512,17 @@ impl Driver for WebDevice {
     }
 
     async fn input_text(&self, text: &str) -> Result<InputOutcome, DeviceError> {
+        self.interrupt_clicks();
         self.dispatch("InputText", input::typing(text)).await
     }
 
     async fn swipe(&self, from: Point, to: Point, _duration: Duration) -> Result<InputOutcome, DeviceError> {
+        self.interrupt_clicks();
         self.dispatch("Swipe", vec![input::wheel(from, to)]).await
     }
 
     async fn press_key(&self, key: Key) -> Result<InputOutcome, DeviceError> {
+        self.interrupt_clicks();
         self.dispatch("PressKey", input::key_press(input::web_key(key))).await
     }
 

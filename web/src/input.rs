@@ -39,6 +39,12 @@ impl ClickCounter {
         self.last = Some((point, now, count));
         count
     }
+
+    /// Ends the click sequence: other input came between, so the next press is
+    /// a first click (a double click is two presses with nothing in between).
+    pub fn interrupt(&mut self) {
+        self.last = None;
+    }
 }
 
 fn mouse(kind: DispatchMouseEventType, point: Point) -> DispatchMouseEventParams {
@@ -151,6 +157,8 @@ mod tests {
         let at = Point { x: 100, y: 100 };
         assert_eq!(counter.click_at(at), 1);
         assert_eq!(counter.click_at(Point { x: 102, y: 99 }), 2);
+        assert_eq!(counter.click_at(Point { x: 300, y: 100 }), 1);
+        counter.interrupt();
         assert_eq!(counter.click_at(Point { x: 300, y: 100 }), 1);
     }
 

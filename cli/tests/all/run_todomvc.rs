@@ -14,8 +14,9 @@ use crate::run_folio::violated;
 
 const SPEC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/todomvc/spec.ts");
 
-/// Implementations that follow the TodoMVC specification (see docs/benchmarks.md).
-const CORRECT: &[&str] = &["jquery", "vue", "preact"];
+/// Implementations that follow the TodoMVC specification (see docs/benchmarks.md:
+/// jquery leaves the route when "Clear completed" is used, react ignores Escape).
+const CORRECT: &[&str] = &["preact", "backbone", "knockoutjs"];
 
 fn todomvc_examples() -> PathBuf {
     let dir = std::env::var_os("UATU_TODOMVC")
@@ -73,7 +74,7 @@ fn run(root: PathBuf, steps: u64) -> (i32, Value) {
 }
 
 #[test]
-#[ignore = "open (issue 16): on jquery the spec still reports routeFiltersTheList, selectedFilterFollowsRoute, addingAppendsTrimmedTitle, toggleFlipsOneTodo and filterLinksChangeTheRoute violated within 300 steps; spec mistake or app deviation not yet told apart"]
+#[ignore = "slow (issue 16): passes with the release binary and a python http.server (preact, backbone, knockoutjs: 300 steps, none violated, 39-59 s each), but under this test (debug binary, axum ServeDir) every step hit the 3 s idle cap (~15 min per implementation, cause not yet found); run with --ignored"]
 fn the_todomvc_spec_holds_for_300_steps_on_correct_implementations() {
     let examples = todomvc_examples();
     for name in CORRECT {
