@@ -32,7 +32,7 @@ pub struct Cli {
 pub enum Command {
     /// Explore an app, checking the spec's properties at every step.
     #[command(after_help = EXIT_CODES)]
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Compile a spec (TypeScript or JavaScript) to a WebAssembly module.
     #[command(after_help = EXIT_CODES)]
     Build(BuildArgs),

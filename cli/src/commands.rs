@@ -22,7 +22,7 @@ use crate::report::verdict_table;
 /// Runs one command and returns the exit status it earned.
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
-        Command::Run(args) => run(args),
+        Command::Run(args) => run(*args),
         Command::Build(args) => build(args),
         Command::Check(args) => check(args),
         Command::Sim(args) => sim(args),

@@ -24,6 +24,7 @@ pub const JAR_NAME: &str = "sidecar-maestro.jar";
 pub struct SidecarCommand {
     /// The `java` to run (a JDK or JRE 17 or newer).
     pub java: PathBuf,
+    /// The sidecar JAR (see [`JAR_NAME`]).
     pub jar: PathBuf,
     /// The device's serial; `None` for the only device attached.
     pub serial: Option<String>,
@@ -38,6 +39,7 @@ pub struct SidecarCommand {
 }
 
 impl SidecarCommand {
+    /// Runs `jar` with the `java` on the PATH, on the only device attached, with no agent forward.
     pub fn new(jar: PathBuf) -> Self {
         Self {
             java: PathBuf::from("java"),
@@ -73,28 +75,45 @@ impl SidecarCommand {
 /// Why the sidecar could not be started.
 #[derive(Debug, thiserror::Error)]
 pub enum SidecarError {
+    /// `java` could not be started (missing, not executable).
     #[error(
         "cannot run `{java}` for the Android sidecar: {source} (install a JDK 17: `apt-get install openjdk-17-jdk-headless`)"
     )]
     Java {
+        /// The `java` that was run.
         java: String,
+        /// Why it could not be started.
         #[source]
         source: std::io::Error,
     },
+    /// The sidecar exited before it printed the port it listens on.
     #[error("the Android sidecar {jar} exited ({status}) before printing its port{stderr}")]
     Exited {
+        /// The sidecar JAR.
         jar: String,
+        /// Its exit status.
         status: String,
+        /// The end of its standard error, formatted for the message (empty if it wrote none).
         stderr: String,
     },
+    /// The sidecar printed no port within the start timeout.
     #[error("the Android sidecar {jar} printed no port within {after:?}{stderr}")]
     NoPort {
+        /// The sidecar JAR.
         jar: String,
+        /// The start timeout that passed.
         after: Duration,
+        /// The end of its standard error, formatted for the message (empty if it wrote none).
         stderr: String,
     },
+    /// The sidecar's first line of output is not a port number.
     #[error("the Android sidecar {jar} printed {line:?} where its port was expected")]
-    NotAPort { jar: String, line: String },
+    NotAPort {
+        /// The sidecar JAR.
+        jar: String,
+        /// What it printed instead.
+        line: String,
+    },
 }
 
 /// A running sidecar.
