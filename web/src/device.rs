@@ -284,9 +284,11 @@ impl WebDevice {
                                 "WebPageLeftApp: the page navigated off the app's origin to {}", event.frame.url));
                         }
                     }
-                    Some(event) = requests.next() => shared.network(|inflight| {
-                        inflight.insert(event.request_id.inner().clone());
-                    }),
+                    Some(event) = requests.next() => if goes_over_the_network(&event.request.url) {
+                        shared.network(|inflight| {
+                            inflight.insert(event.request_id.inner().clone());
+                        })
+                    },
                     Some(event) = finished.next() => shared.network(|inflight| {
                         inflight.remove(event.request_id.inner());
                     }),
@@ -400,6 +402,14 @@ impl Shared {
         let result = page.evaluate_expression(expression).await.map_err(|e| e.to_string())?;
         Ok(result.value().cloned().unwrap_or(serde_json::Value::Null))
     }
+}
+
+/// Whether a request the page makes can keep it busy. `data:` and `blob:` URLs are
+/// read from memory; Chromium does not always follow their `requestWillBeSent` with
+/// `loadingFinished` (seen with todomvc-app-css's checkbox SVGs), and one such request
+/// counted as in flight kept every later step waiting for the idle cap.
+fn goes_over_the_network(url: &str) -> bool {
+    !(url.starts_with("data:") || url.starts_with("blob:"))
 }
 
 fn console_entry(event: &EventConsoleApiCalled, time: u64) -> LogEntry {
@@ -639,5 +649,18 @@ impl Driver for WebDevice {
             cpu_percent,
             memory_bytes: value("JSHeapUsedSize") as u64,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::goes_over_the_network;
+
+    #[test]
+    fn data_and_blob_urls_never_count_as_network_requests() {
+        assert!(!goes_over_the_network("data:image/svg+xml;utf8,%3Csvg%3E"));
+        assert!(!goes_over_the_network("blob:http://127.0.0.1:8080/1b2c"));
+        assert!(goes_over_the_network("http://127.0.0.1:8080/learn.json"));
+        assert!(goes_over_the_network("https://example.invalid/app.js"));
     }
 }

@@ -74,7 +74,6 @@ fn run(root: PathBuf, steps: u64) -> (i32, Value) {
 }
 
 #[test]
-#[ignore = "slow (issue 16): passes with the release binary and a python http.server (preact, backbone, knockoutjs: 300 steps, none violated, 39-59 s each), but under this test (debug binary, axum ServeDir) every step hit the 3 s idle cap (~15 min per implementation, cause not yet found); run with --ignored"]
 fn the_todomvc_spec_holds_for_300_steps_on_correct_implementations() {
     let examples = todomvc_examples();
     for name in CORRECT {
