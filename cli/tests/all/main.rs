@@ -10,6 +10,7 @@ mod device_agent;
 mod device_grpc;
 mod device_vectors;
 mod failures;
+mod inspect;
 mod plugin_cli;
 mod plugin_contract;
 mod plugin_example;

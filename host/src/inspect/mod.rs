@@ -199,6 +199,7 @@ impl Runs {
             .collect();
         Ok(RunInfo {
             id: id.to_owned(),
+            seed: meta.as_ref().map(|m| m.seed.to_string()),
             running: summary.is_none(),
             steps,
             violated,
@@ -236,6 +237,8 @@ impl Runs {
 pub struct RunInfo {
     /// The run directory's name.
     pub id: String,
+    /// The run's seed as a string (JavaScript numbers lose a u64's last digits).
+    pub seed: Option<String>,
     /// No `summary.json` yet: the run is being written (or was killed).
     pub running: bool,
     /// Complete steps recorded.

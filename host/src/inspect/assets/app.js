@@ -172,7 +172,7 @@ async function renderList() {
     return el("tr", { class: "run-row", dataset: { run: run.id } },
       el("td", {}, el("a", { href: source.link(`/runs/${run.id}`), dataset: { route: `/runs/${run.id}` } }, run.id), " ", state),
       el("td", {}, meta.started_at ? meta.started_at.replace("T", " ").replace(/\.\d+Z$/, "Z") : "?"),
-      el("td", { class: "num" }, meta.seed ?? "?"),
+      el("td", { class: "num" }, run.seed ?? "?"),
       el("td", {}, meta.device ? `${meta.device.kind} · ${meta.device.bundle_id}` : "?"),
       el("td", { class: "num" }, run.steps),
       el("td", {}, run.violated.length
@@ -279,7 +279,7 @@ class RunView {
     const info = this.info || {};
     const meta = info.meta || {};
     const bits = [
-      el("span", {}, `seed ${meta.seed ?? "?"}`),
+      el("span", {}, `seed ${info.seed ?? "?"}`),
       el("span", {}, meta.device ? `${meta.device.kind} · ${meta.device.bundle_id}` : ""),
       el("span", { id: "step-count" }, `${this.count} steps`),
       info.running ? el("span", { class: "badge running", id: "running" }, "running") : null,
