@@ -11,6 +11,7 @@ mod device_grpc;
 mod device_vectors;
 mod failures;
 mod inspect;
+mod inspect_browser;
 mod plugin_cli;
 mod plugin_contract;
 mod plugin_example;
