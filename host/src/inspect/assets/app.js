@@ -485,7 +485,7 @@ class RunView {
       .map(([name, p]) => el("tr", { class: `prop ${p.status}`, dataset: { prop: name, status: p.status } },
         el("td", {}, name),
         el("td", {}, el("span", { class: `badge ${p.status}` }, p.status)),
-        el("td", {}, el("code", { class: "residual" }, residual(p.residual)),
+        el("td", {}, el("code", { class: "residual" }, p.status === "violated" && !(p.residual || []).length ? "—" : residual(p.residual)),
           (p.errors || []).map((err) => el("div", { class: "error" }, err))))))));
     const exceptions = record.state.exceptions || [];
     if (exceptions.length) {
