@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-const SPEC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/folio/spec.ts");
+pub const SPEC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/folio/spec.ts");
 
 /// One Folio run with the simulator's bugs on (and its report), shared by the tests here.
 pub struct Fixture {
@@ -395,4 +395,41 @@ fn the_report_is_one_file_with_the_violations_inlined() {
     assert_eq!(again, html, "the same run makes the same report");
     let names: Vec<_> = std::fs::read_dir(out.path()).expect("dir").map(|e| e.expect("entry").file_name()).collect();
     assert_eq!(names.len(), 1, "no temporary left beside it: {names:?}");
+}
+
+#[test]
+fn a_run_that_uatu_run_is_writing_grows_on_the_page() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let runs = dir.path().join("runs");
+    std::fs::create_dir(&runs).expect("mkdir");
+    let server = Inspect::start(&runs);
+    // Slow device calls, so that the run is still being written while it is looked at.
+    let mut run = Command::new(env!("CARGO_BIN_EXE_uatu"))
+        .args(["run", "--spec", SPEC, "--seed", "3", "--max-steps", "40", "--sim-latency", "40ms"])
+        .arg("--output")
+        .arg(&runs)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("starts uatu run");
+    let start = std::time::Instant::now();
+    let id = loop {
+        let listed = server.json("/api/runs");
+        if let Some(run) = listed.as_array().and_then(|runs| runs.first()) {
+            assert_eq!(run["running"], true, "seen while it runs: {run}");
+            break run["id"].as_str().expect("id").to_owned();
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "the run never appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let events = sse(&server.address, &format!("/api/runs/{id}/events?from=0"), "event: ended");
+    let batches = events.matches("event: steps").count();
+    assert!(batches >= 2, "the steps arrive as they are written, not at once: {batches} batch(es)");
+    assert!(events.contains("\"step\":39,"), "the last step arrives");
+    assert!(events.contains("event: ended"));
+    let status = run.wait().expect("uatu run ends");
+    assert!(matches!(status.code(), Some(0 | 1)), "{status}");
+    let info = server.json(&format!("/api/runs/{id}"));
+    assert_eq!(info["running"], false);
+    assert_eq!(info["steps"], 40);
 }

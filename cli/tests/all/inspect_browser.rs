@@ -167,3 +167,49 @@ fn the_page_and_the_report_show_the_violation() {
     });
     drop(chromium);
 }
+
+#[test]
+fn a_run_being_written_grows_on_screen() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let runs = dir.path().join("runs");
+    std::fs::create_dir(&runs).expect("mkdir");
+    let server = Inspect::start(&runs);
+    let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_uatu"))
+        .args(["run", "--spec", super::inspect::SPEC, "--seed", "3", "--max-steps", "40", "--sim-latency", "40ms"])
+        .arg("--output")
+        .arg(&runs)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("starts uatu run");
+    let start = Instant::now();
+    let id = loop {
+        let listed = server.json("/api/runs");
+        if let Some(id) = listed[0]["id"].as_str() {
+            break id.to_owned();
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "the run never appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let chromium = Chromium::launch(&chromium::executable(None), (1400, 900)).expect("launches Chromium");
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let (browser, mut handler) = Browser::connect(chromium.websocket.clone()).await.expect("connects");
+        let events = tokio::spawn(async move { while handler.next().await.is_some() {} });
+        let page = browser
+            .new_page(format!("http://{}/runs/{id}", server.address))
+            .await
+            .expect("opens the page");
+        until(&page, "!!document.getElementById('running')").await;
+        let steps = "parseInt(document.getElementById('step-count').textContent)";
+        let before = eval(&page, steps).await.as_u64().unwrap_or(0);
+        snap(&page, "running.png").await;
+        until(&page, &format!("{steps} > {before}")).await;
+        until(&page, &format!("!document.getElementById('running') && {steps} === 40")).await;
+        drop(browser);
+        events.abort();
+    });
+    drop(chromium);
+    let status = run.wait().expect("uatu run ends");
+    assert!(matches!(status.code(), Some(0 | 1)), "{status}");
+}
