@@ -208,6 +208,11 @@ impl Runs {
         })
     }
 
+    /// Whether run `id` has ended (its `summary.json` is written).
+    pub fn ended(&self, id: &str) -> Result<bool, InspectError> {
+        Ok(self.run_dir(id)?.join(trace::SUMMARY_FILE).is_file())
+    }
+
     /// The complete steps `from..from + count` of run `id` (count capped at [`MAX_PAGE`]).
     pub fn page(&self, id: &str, from: u64, count: u64) -> Result<Page, InspectError> {
         let dir = self.run_dir(id)?;

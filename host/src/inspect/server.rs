@@ -229,13 +229,20 @@ async fn events(
         loop {
             let runs = runs.clone();
             let id = id.clone();
+            // Whether the run had ended is looked at before its steps are read, so
+            // that no step written before `summary.json` is missed.
             let polled = blocking(move || {
-                let info = runs.info(&id)?;
+                let ended = runs.ended(&id)?;
                 let page = runs.page(&id, known, super::MAX_PAGE)?;
-                Ok((info, page))
+                let info = if ended && page.steps.is_empty() {
+                    Some(runs.info(&id)?)
+                } else {
+                    None
+                };
+                Ok(((ended, info), page))
             })
             .await;
-            let Ok((info, page)) = polled else { break };
+            let Ok(((ended, info), page)) = polled else { break };
             if !page.steps.is_empty() {
                 known += page.steps.len() as u64;
                 // The new steps' marks and timeline changes: the page merges them into its index.
@@ -254,7 +261,7 @@ async fn events(
                 // More may be waiting already: read on without sleeping.
                 continue;
             }
-            if !info.running {
+            if let (true, Some(info)) = (ended, info) {
                 let data = serde_json::to_string(&info).unwrap_or_default();
                 let _ = sender.send(Ok(SseEvent::default().event("ended").data(data))).await;
                 return;
