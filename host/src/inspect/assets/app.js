@@ -234,6 +234,8 @@ class RunView {
     }
     this.info = info;
     this.count = Math.max(this.count, info.steps);
+    // The step may have been drawn before the run's info came: its verdicts come with it.
+    if (this.record) this.drawDetails(this.record, this.previous);
     this.drawHead();
     this.drawList();
     const index = await source.index(this.id);
@@ -272,6 +274,7 @@ class RunView {
       this.info = JSON.parse(e.data);
       this.stream.close();
       this.drawHead();
+      if (this.record) this.drawDetails(this.record, this.previous);
     });
   }
 
@@ -396,6 +399,7 @@ class RunView {
     }
     if (this.current !== n) return; // the user moved on meanwhile
     this.record = record;
+    this.previous = previous;
     this.title.replaceChildren(el("span", { id: "step-number" }, `step ${n}`),
       record ? el("span", { class: "muted" }, ` · ${(record.time / 1000).toFixed(1)} s`) : null);
     if (!record) {
@@ -485,6 +489,7 @@ class RunView {
       .map(([name, p]) => el("tr", { class: `prop ${p.status}`, dataset: { prop: name, status: p.status } },
         el("td", {}, name),
         el("td", {}, el("span", { class: `badge ${p.status}` }, p.status)),
+        el("td", { class: "verdict" }, verdictOf(this.info, name)),
         el("td", {}, el("code", { class: "residual" }, p.status === "violated" && !(p.residual || []).length ? "—" : residual(p.residual)),
           (p.errors || []).map((err) => el("div", { class: "error" }, err))))))));
     const exceptions = record.state.exceptions || [];
@@ -528,6 +533,17 @@ class RunView {
     this.treeRows.set(node, label);
     return item;
   }
+}
+
+// The property's verdict at the end of the run (and where it was first violated), from the summary.
+function verdictOf(info, name) {
+  const summary = info && info.summary;
+  const property = summary && summary.properties.find((p) => p.name === name);
+  if (!property) return info && info.running ? el("span", { class: "muted" }, "run going") : null;
+  const at = property.first_violation_step;
+  return el("span", { class: "muted", title: "the verdict at the end of the run" },
+    at === undefined ? property.verdict : `${property.verdict} at `,
+    at === undefined ? null : el("a", { href: source.link(`/runs/${info.id}/steps/${at}`), dataset: { route: `/runs/${info.id}/steps/${at}` } }, at));
 }
 
 function panel(title, open, ...content) {
