@@ -26,7 +26,15 @@ use bench_common::{env_u64, percentile, run_dir, uatu_bin, workspace};
 fn folio_run(steps: u64, output: &Path) -> PathBuf {
     let status = Command::new(uatu_bin())
         .current_dir(workspace())
-        .args(["run", "--spec", "examples/folio/spec.ts", "--seed", "7", "--sim-latency", "0"])
+        .args([
+            "run",
+            "--spec",
+            "examples/folio/spec.ts",
+            "--seed",
+            "7",
+            "--sim-latency",
+            "0",
+        ])
         .args(["--max-steps", &steps.to_string(), "--output"])
         .arg(output)
         .stdout(Stdio::null())
@@ -43,7 +51,11 @@ fn long_run(base: &Path, steps: u64, output: &Path) -> PathBuf {
     let mut run = RunDir::create(output, started, 7).expect("a run dir");
     for entry in std::fs::read_dir(base.join(trace::SCREENSHOTS_DIR)).expect("screenshots") {
         let entry = entry.expect("entry");
-        std::fs::copy(entry.path(), run.path().join(trace::SCREENSHOTS_DIR).join(entry.file_name())).expect("copies");
+        std::fs::copy(
+            entry.path(),
+            run.path().join(trace::SCREENSHOTS_DIR).join(entry.file_name()),
+        )
+        .expect("copies");
     }
     let time_step = records.last().map(|r| r.time + 300).unwrap_or(1000);
     for step in 0..steps {
@@ -56,10 +68,12 @@ fn long_run(base: &Path, steps: u64, output: &Path) -> PathBuf {
         run.append_step(&record).expect("writes a step");
     }
     let meta: trace::Meta =
-        serde_json::from_slice(&std::fs::read(base.join(trace::META_FILE)).expect("meta")).expect("meta JSON");
+        serde_json::from_slice(&std::fs::read(base.join(trace::META_FILE)).expect("meta"))
+            .expect("meta JSON");
     run.write_meta(&meta).expect("writes meta");
     let mut summary: trace::Summary =
-        serde_json::from_slice(&std::fs::read(base.join(trace::SUMMARY_FILE)).expect("summary")).expect("summary JSON");
+        serde_json::from_slice(&std::fs::read(base.join(trace::SUMMARY_FILE)).expect("summary"))
+            .expect("summary JSON");
     summary.steps = steps;
     run.write_summary(&summary).expect("writes the summary");
     run.path().to_path_buf()
@@ -106,13 +120,19 @@ fn main() {
     let runs = scratch.path().join("runs");
     let made = Instant::now();
     let long = long_run(&base, steps, &runs);
-    let trace_bytes = std::fs::metadata(long.join(trace::TRACE_FILE)).map(|m| m.len()).unwrap_or(0);
+    let trace_bytes = std::fs::metadata(long.join(trace::TRACE_FILE))
+        .map(|m| m.len())
+        .unwrap_or(0);
     println!(
         "inspect: a {steps}-step run ({:.0} MB of trace.jsonl) written in {:.1} s",
         trace_bytes as f64 / 1e6,
         made.elapsed().as_secs_f64()
     );
-    let id = long.file_name().and_then(|n| n.to_str()).expect("an id").to_owned();
+    let id = long
+        .file_name()
+        .and_then(|n| n.to_str())
+        .expect("an id")
+        .to_owned();
     let server = inspect(&runs);
 
     let chromium = Chromium::launch(&chromium::executable(None), (1400, 900)).expect("launches Chromium");
@@ -172,10 +192,14 @@ fn main() {
     if report_steps > 0 {
         let run = folio_run(report_steps, &scratch.path().join("report-run"));
         let summary: trace::Summary =
-            serde_json::from_slice(&std::fs::read(run.join(trace::SUMMARY_FILE)).expect("summary")).expect("summary JSON");
+            serde_json::from_slice(&std::fs::read(run.join(trace::SUMMARY_FILE)).expect("summary"))
+                .expect("summary JSON");
         let report = scratch.path().join("report.html");
-        let stats = uatu::inspect::write_report(&run, &report, uatu::inspect::ReportOptions::default()).expect("the report");
-        let trace_bytes = std::fs::metadata(run.join(trace::TRACE_FILE)).map(|m| m.len()).unwrap_or(0);
+        let stats = uatu::inspect::write_report(&run, &report, uatu::inspect::ReportOptions::default())
+            .expect("the report");
+        let trace_bytes = std::fs::metadata(run.join(trace::TRACE_FILE))
+            .map(|m| m.len())
+            .unwrap_or(0);
         println!(
             "report: {report_steps}-step Folio run, {} properties violated: {:.2} MB ({} steps, {} distinct screenshots inlined; the trace is {:.0} MB)",
             summary.counts.violated,

@@ -31,7 +31,17 @@ pub fn fixture() -> &'static Fixture {
         let runs = dir.path().join("runs");
         let report = dir.path().join("run-report.html");
         let out = Command::new(env!("CARGO_BIN_EXE_uatu"))
-            .args(["run", "--spec", SPEC, "--seed", "5", "--max-steps", "120", "--sim-bugs", "all"])
+            .args([
+                "run",
+                "--spec",
+                SPEC,
+                "--seed",
+                "5",
+                "--max-steps",
+                "120",
+                "--sim-bugs",
+                "all",
+            ])
             .arg("--output")
             .arg(&runs)
             .arg("--report")
@@ -81,7 +91,9 @@ impl Inspect {
             .expect("starts uatu inspect");
         let stdout = child.stdout.take().expect("stdout");
         let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).expect("reads the banner");
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("reads the banner");
         let address = line
             .split("http://")
             .nth(1)
@@ -94,7 +106,12 @@ impl Inspect {
     /// `GET path` (sent as written: no client normalises it): the status and the body.
     pub fn get(&self, path: &str) -> (u16, Vec<u8>) {
         let mut stream = TcpStream::connect(&self.address).expect("connects");
-        write!(stream, "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", self.address).expect("sends");
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            self.address
+        )
+        .expect("sends");
         let mut response = Vec::new();
         stream.read_to_end(&mut response).expect("reads");
         let split = response
@@ -153,8 +170,14 @@ fn every_endpoint_serves_the_run() {
     assert_eq!(runs[0]["id"], id.as_str());
     assert_eq!(runs[0]["running"], false);
     assert_eq!(runs[0]["steps"], 120);
-    assert!(!runs[0]["violated"].as_array().expect("violated").is_empty(), "{runs}");
-    assert_eq!(runs[0]["seed"], "5", "the seed as a string: JavaScript loses u64 digits");
+    assert!(
+        !runs[0]["violated"].as_array().expect("violated").is_empty(),
+        "{runs}"
+    );
+    assert_eq!(
+        runs[0]["seed"], "5",
+        "the seed as a string: JavaScript loses u64 digits"
+    );
 
     let info = server.json(&format!("/api/runs/{id}"));
     assert_eq!(info["meta"]["seed"], 5);
@@ -204,7 +227,11 @@ fn every_endpoint_serves_the_run() {
     assert_eq!(server.get("/api/runs/nope").0, 404);
 
     // A finished run's events: the steps not yet seen, then `ended`.
-    let events = sse(&server.address, &format!("/api/runs/{id}/events?from=118"), "event: ended");
+    let events = sse(
+        &server.address,
+        &format!("/api/runs/{id}/events?from=118"),
+        "event: ended",
+    );
     assert!(events.contains("event: steps"), "{events}");
     assert!(events.contains("\"step\":119"), "{events}");
 }
@@ -215,7 +242,11 @@ fn sse(address: &str, path: &str, until: &str) -> String {
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
         .expect("timeout");
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: {address}\r\nAccept: text/event-stream\r\n\r\n").expect("sends");
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\nAccept: text/event-stream\r\n\r\n"
+    )
+    .expect("sends");
     let mut seen = String::new();
     let mut buffer = [0u8; 65536];
     while !seen.contains(until) {
@@ -274,7 +305,10 @@ fn no_url_leaves_the_runs_directory() {
         let (status, body) = server.get(attempt);
         let body = String::from_utf8_lossy(&body);
         assert!(status == 404 || status == 400, "{attempt}: {status} {body}");
-        assert!(!body.contains("SECRET") && !body.contains("root:"), "{attempt}: {body}");
+        assert!(
+            !body.contains("SECRET") && !body.contains("root:"),
+            "{attempt}: {body}"
+        );
     }
     // Inside the run, the same file is served.
     let (status, _) = server.get("/api/runs/r1/files/screenshots/step-00000.png");
@@ -340,14 +374,20 @@ fn a_torn_last_line_and_a_run_being_written_are_shown() {
     let events = listener.join().expect("the listener");
     assert!(events.contains("event: steps"), "{events}");
     for step in 30..40 {
-        assert!(events.contains(&format!("\"step\":{step},")), "step {step} in {events}");
+        assert!(
+            events.contains(&format!("\"step\":{step},")),
+            "step {step} in {events}"
+        );
     }
     assert!(events.contains("event: ended"), "{events}");
     assert_eq!(server.json("/api/runs/live")["running"], false);
 }
 
 fn append(path: &Path, text: &str) {
-    let mut file = std::fs::OpenOptions::new().append(true).open(path).expect("opens");
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .expect("opens");
     file.write_all(text.as_bytes()).expect("appends");
 }
 
@@ -379,7 +419,10 @@ fn a_missing_directory_is_a_usage_error() {
 fn the_report_is_one_file_with_the_violations_inlined() {
     let fixture = fixture();
     let html = std::fs::read_to_string(&fixture.report).expect("`uatu run --report` wrote the report");
-    assert!(!html.contains("src=\"/assets") && !html.contains("href=\"/assets"), "nothing external");
+    assert!(
+        !html.contains("src=\"/assets") && !html.contains("href=\"/assets"),
+        "nothing external"
+    );
     assert!(html.contains("data:image/png;base64,"), "screenshots inlined");
     let out = tempfile::tempdir().expect("tempdir");
     let path = out.path().join("report.html");
@@ -390,10 +433,18 @@ fn the_report_is_one_file_with_the_violations_inlined() {
         .arg(&path)
         .output()
         .expect("runs uatu");
-    assert_eq!(result.status.code(), Some(0), "{}", String::from_utf8_lossy(&result.stderr));
+    assert_eq!(
+        result.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
     let again = std::fs::read_to_string(&path).expect("the report");
     assert_eq!(again, html, "the same run makes the same report");
-    let names: Vec<_> = std::fs::read_dir(out.path()).expect("dir").map(|e| e.expect("entry").file_name()).collect();
+    let names: Vec<_> = std::fs::read_dir(out.path())
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
     assert_eq!(names.len(), 1, "no temporary left beside it: {names:?}");
 }
 
@@ -405,7 +456,17 @@ fn a_run_that_uatu_run_is_writing_grows_on_the_page() {
     let server = Inspect::start(&runs);
     // Slow device calls, so that the run is still being written while it is looked at.
     let mut run = Command::new(env!("CARGO_BIN_EXE_uatu"))
-        .args(["run", "--spec", SPEC, "--seed", "3", "--max-steps", "40", "--sim-latency", "40ms"])
+        .args([
+            "run",
+            "--spec",
+            SPEC,
+            "--seed",
+            "3",
+            "--max-steps",
+            "40",
+            "--sim-latency",
+            "40ms",
+        ])
         .arg("--output")
         .arg(&runs)
         .stdout(Stdio::null())
@@ -419,12 +480,22 @@ fn a_run_that_uatu_run_is_writing_grows_on_the_page() {
             assert_eq!(run["running"], true, "seen while it runs: {run}");
             break run["id"].as_str().expect("id").to_owned();
         }
-        assert!(start.elapsed() < Duration::from_secs(60), "the run never appeared");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the run never appeared"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
-    let events = sse(&server.address, &format!("/api/runs/{id}/events?from=0"), "event: ended");
+    let events = sse(
+        &server.address,
+        &format!("/api/runs/{id}/events?from=0"),
+        "event: ended",
+    );
     let batches = events.matches("event: steps").count();
-    assert!(batches >= 2, "the steps arrive as they are written, not at once: {batches} batch(es)");
+    assert!(
+        batches >= 2,
+        "the steps arrive as they are written, not at once: {batches} batch(es)"
+    );
     assert!(events.contains("\"step\":39,"), "the last step arrives");
     assert!(events.contains("event: ended"));
     let status = run.wait().expect("uatu run ends");

@@ -71,7 +71,10 @@ fn the_page_and_the_report_show_the_violation() {
     let first_step = first["step"].as_u64().expect("step");
     assert!(first_step > 0, "the violation has an action that led there");
     let property = first["violations"][0].as_str().expect("a property").to_owned();
-    let led_by = marks[first_step as usize - 1]["action"].as_str().expect("led by").to_owned();
+    let led_by = marks[first_step as usize - 1]["action"]
+        .as_str()
+        .expect("led by")
+        .to_owned();
     let total = marks.len() as u64;
 
     let chromium = Chromium::launch(&chromium::executable(None), (1400, 900)).expect("launches Chromium");
@@ -175,7 +178,17 @@ fn a_run_being_written_grows_on_screen() {
     std::fs::create_dir(&runs).expect("mkdir");
     let server = Inspect::start(&runs);
     let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_uatu"))
-        .args(["run", "--spec", super::inspect::SPEC, "--seed", "3", "--max-steps", "40", "--sim-latency", "40ms"])
+        .args([
+            "run",
+            "--spec",
+            super::inspect::SPEC,
+            "--seed",
+            "3",
+            "--max-steps",
+            "40",
+            "--sim-latency",
+            "40ms",
+        ])
         .arg("--output")
         .arg(&runs)
         .stdout(std::process::Stdio::null())
@@ -188,13 +201,18 @@ fn a_run_being_written_grows_on_screen() {
         if let Some(id) = listed[0]["id"].as_str() {
             break id.to_owned();
         }
-        assert!(start.elapsed() < Duration::from_secs(60), "the run never appeared");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the run never appeared"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     let chromium = Chromium::launch(&chromium::executable(None), (1400, 900)).expect("launches Chromium");
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
-        let (browser, mut handler) = Browser::connect(chromium.websocket.clone()).await.expect("connects");
+        let (browser, mut handler) = Browser::connect(chromium.websocket.clone())
+            .await
+            .expect("connects");
         let events = tokio::spawn(async move { while handler.next().await.is_some() {} });
         let page = browser
             .new_page(format!("http://{}/runs/{id}", server.address))
@@ -205,7 +223,11 @@ fn a_run_being_written_grows_on_screen() {
         let before = eval(&page, steps).await.as_u64().unwrap_or(0);
         snap(&page, "running.png").await;
         until(&page, &format!("{steps} > {before}")).await;
-        until(&page, &format!("!document.getElementById('running') && {steps} === 40")).await;
+        until(
+            &page,
+            &format!("!document.getElementById('running') && {steps} === 40"),
+        )
+        .await;
         drop(browser);
         events.abort();
     });

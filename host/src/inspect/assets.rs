@@ -32,7 +32,8 @@ pub fn standalone(config: &str, data: &str) -> String {
     let (before, after) = HTML.split_once("<!--HEAD-->").unwrap_or((HTML, ""));
     let (middle, rest) = after.split_once("<!--CONFIG-->").unwrap_or((after, ""));
     let (middle2, end) = rest.split_once("<!--DATA-->").unwrap_or((rest, ""));
-    let mut html = String::with_capacity(HTML.len() + STYLE.len() + script.len() + config.len() + data.len() + 256);
+    let mut html =
+        String::with_capacity(HTML.len() + STYLE.len() + script.len() + config.len() + data.len() + 256);
     html.push_str(before);
     html.push_str("<style>");
     html.push_str(STYLE);

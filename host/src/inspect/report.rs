@@ -51,7 +51,11 @@ struct ReportData<'a> {
 }
 
 /// Writes the report of the run at `run_dir` to `output`, atomically.
-pub fn write_report(run_dir: &Path, output: &Path, options: ReportOptions) -> Result<ReportStats, InspectError> {
+pub fn write_report(
+    run_dir: &Path,
+    output: &Path,
+    options: ReportOptions,
+) -> Result<ReportStats, InspectError> {
     let runs = Runs::open(run_dir)?;
     let id = runs
         .single()
@@ -83,7 +87,9 @@ pub fn write_report(run_dir: &Path, output: &Path, options: ReportOptions) -> Re
     for record in steps.values() {
         let Some(path) = &record.screenshot else { continue };
         // A screenshot that is missing or outside the run is simply not shown.
-        let Ok(file) = runs.run_file(&id, path) else { continue };
+        let Ok(file) = runs.run_file(&id, path) else {
+            continue;
+        };
         let Ok(bytes) = std::fs::read(&file) else { continue };
         let key = hex::encode(&Sha256::digest(&bytes)[..12]);
         images.entry(key.clone()).or_insert_with(|| {

@@ -198,7 +198,10 @@ async fn file(
     };
     // A file of a run never changes once written (screenshots are written before their record).
     Ok((
-        [(header::CONTENT_TYPE, mime), (header::CACHE_CONTROL, "max-age=3600")],
+        [
+            (header::CONTENT_TYPE, mime),
+            (header::CACHE_CONTROL, "max-age=3600"),
+        ],
         bytes,
     )
         .into_response())
@@ -263,7 +266,9 @@ async fn events(
             }
             if let (true, Some(info)) = (ended, info) {
                 let data = serde_json::to_string(&info).unwrap_or_default();
-                let _ = sender.send(Ok(SseEvent::default().event("ended").data(data))).await;
+                let _ = sender
+                    .send(Ok(SseEvent::default().event("ended").data(data)))
+                    .await;
                 return;
             }
             if sender.is_closed() {
