@@ -14,8 +14,8 @@ use uatu::{Error, ExitStatus};
 use uatu_sim::{Bugs, SimConfig, Simulator};
 
 use crate::args::{
-    BuildArgs, CheckArgs, Cli, Command, DoctorArgs, InspectArgs, PluginBuildArgs, PluginCommand, PluginNewArgs,
-    ReportArgs, RunArgs, SimArgs,
+    BuildArgs, CheckArgs, Cli, Command, DoctorArgs, InspectArgs, PluginBuildArgs, PluginCommand,
+    PluginNewArgs, ReportArgs, RunArgs, SimArgs,
 };
 use crate::report::verdict_table;
 
@@ -114,7 +114,10 @@ fn inspect(args: InspectArgs) -> anyhow::Result<ExitStatus> {
             Some(id) => format!("http://{}/runs/{id}", server.address),
             None => format!("http://{}/", server.address),
         };
-        println!("uatu inspect: serving {} on {url} (Ctrl-C stops)", args.path.display());
+        println!(
+            "uatu inspect: serving {} on {url} (Ctrl-C stops)",
+            args.path.display()
+        );
         if !args.no_open {
             open_browser(&url);
         }
@@ -128,7 +131,11 @@ fn inspect(args: InspectArgs) -> anyhow::Result<ExitStatus> {
 
 /// Opens `url` in the desktop's browser, if there is one; the address is printed either way.
 fn open_browser(url: &str) {
-    let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
     let spawned = std::process::Command::new(opener)
         .arg(url)
         .stdin(std::process::Stdio::null())
@@ -222,7 +229,8 @@ fn build(args: BuildArgs) -> anyhow::Result<ExitStatus> {
         .output
         .clone()
         .unwrap_or_else(|| args.spec.with_extension("wasm"));
-    let module = uatu::spec::build(&args.spec).map_err(|error| Error::from(uatu::spec::LoadError::from(error)))?;
+    let module =
+        uatu::spec::build(&args.spec).map_err(|error| Error::from(uatu::spec::LoadError::from(error)))?;
     uatu::wasm::write_atomically(&output, &module.to_bytes())
         .map_err(|source| Error::io("writing", &output, source))?;
     eprintln!(
