@@ -42,9 +42,12 @@ pub enum Command {
     /// Serve the simulated Folio device (gRPC driver + SDK client).
     #[command(after_help = EXIT_CODES)]
     Sim(SimArgs),
-    /// Serve a local web UI over a recorded run (not implemented yet).
+    /// Browse recorded runs in a local web page (served on 127.0.0.1 only).
     #[command(after_help = EXIT_CODES)]
     Inspect(InspectArgs),
+    /// Write one self-contained HTML file showing a run (for CI artifacts).
+    #[command(after_help = EXIT_CODES)]
+    Report(ReportArgs),
     /// Check that a device works end to end.
     #[command(after_help = EXIT_CODES)]
     Doctor(DoctorArgs),
@@ -64,6 +67,10 @@ pub struct RunArgs {
     /// Read settings from this file [default: ./uatu.toml if present]. Flags override it.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+
+    /// At the end of the run, write its self-contained HTML report (as `uatu report`) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -118,11 +125,27 @@ pub struct SimArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct InspectArgs {
-    /// A run directory (`runs/<id>`).
+    /// A directory of runs (lists them all) or one run directory (`runs/<id>`).
+    #[arg(value_name = "RUNS_DIR|RUN_DIR", default_value = "runs")]
+    pub path: PathBuf,
+    /// Port on 127.0.0.1 to serve on; 0 picks a free one.
+    #[arg(long, value_name = "N", default_value_t = 7878)]
+    pub port: u16,
+    /// Print the address without opening a browser.
+    #[arg(long)]
+    pub no_open: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// The run directory (`runs/<id>`).
     pub run: PathBuf,
-    /// Address to serve the UI on.
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7878")]
-    pub listen: SocketAddr,
+    /// The HTML file to write.
+    #[arg(short, long, value_name = "FILE", default_value = "report.html")]
+    pub output: PathBuf,
+    /// Steps before and after each violation whose records and screenshots are included.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub around: u64,
 }
 
 #[derive(Debug, Clone, Args)]

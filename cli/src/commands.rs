@@ -14,8 +14,8 @@ use uatu::{Error, ExitStatus};
 use uatu_sim::{Bugs, SimConfig, Simulator};
 
 use crate::args::{
-    BuildArgs, CheckArgs, Cli, Command, DoctorArgs, PluginBuildArgs, PluginCommand, PluginNewArgs, RunArgs,
-    SimArgs,
+    BuildArgs, CheckArgs, Cli, Command, DoctorArgs, InspectArgs, PluginBuildArgs, PluginCommand,
+    PluginNewArgs, ReportArgs, RunArgs, SimArgs,
 };
 use crate::report::verdict_table;
 
@@ -26,7 +26,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Build(args) => build(args),
         Command::Check(args) => check(args),
         Command::Sim(args) => sim(args),
-        Command::Inspect(_) => anyhow::bail!("`uatu inspect` is not implemented yet"),
+        Command::Inspect(args) => inspect(args),
+        Command::Report(args) => report(args),
         Command::Doctor(args) => doctor(args),
         Command::Plugin(PluginCommand::Build(args)) => plugin_build(args),
         Command::Plugin(PluginCommand::New(args)) => plugin_new(args),
@@ -84,7 +85,80 @@ fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
             uatu::errors::chain(&incomplete.error)
         );
     }
+    if let Some(output) = &args.report {
+        let run_dir = Path::new(&outcome.summary.run_dir);
+        match uatu::inspect::write_report(run_dir, output, uatu::inspect::ReportOptions::default()) {
+            Ok(stats) if !json => println!("report: {} ({} KB)", stats.path.display(), stats.bytes / 1024),
+            Ok(_) => {}
+            // The run's verdict stands; a report that could not be written is said, and fails the run.
+            Err(error) => {
+                eprintln!("error: the report: {}", uatu::errors::chain(&error));
+                return Ok(match outcome.status {
+                    ExitStatus::Ok => ExitStatus::Infrastructure,
+                    status => status,
+                });
+            }
+        }
+    }
     Ok(outcome.status)
+}
+
+/// `uatu inspect`.
+fn inspect(args: InspectArgs) -> anyhow::Result<ExitStatus> {
+    let runs = uatu::inspect::Runs::open(&args.path).map_err(Error::from)?;
+    runtime()?.block_on(async {
+        let server = uatu::inspect::serve(runs.clone(), args.port)
+            .await
+            .map_err(Error::from)?;
+        let url = match runs.single() {
+            Some(id) => format!("http://{}/runs/{id}", server.address),
+            None => format!("http://{}/", server.address),
+        };
+        println!(
+            "uatu inspect: serving {} on {url} (Ctrl-C stops)",
+            args.path.display()
+        );
+        if !args.no_open {
+            open_browser(&url);
+        }
+        tokio::select! {
+            served = server.run() => served.map_err(Error::from)?,
+            _ = tokio::signal::ctrl_c() => {}
+        }
+        Ok(ExitStatus::Ok)
+    })
+}
+
+/// Opens `url` in the desktop's browser, if there is one; the address is printed either way.
+fn open_browser(url: &str) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    let spawned = std::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if spawned.is_err() {
+        eprintln!("note: could not start `{opener}`; open {url} yourself");
+    }
+}
+
+/// `uatu report`.
+fn report(args: ReportArgs) -> anyhow::Result<ExitStatus> {
+    let options = uatu::inspect::ReportOptions { around: args.around };
+    let stats = uatu::inspect::write_report(&args.run, &args.output, options).map_err(Error::from)?;
+    println!(
+        "report: {} ({} KB: {} steps, {} screenshots inlined)",
+        stats.path.display(),
+        stats.bytes / 1024,
+        stats.steps,
+        stats.screenshots
+    );
+    Ok(ExitStatus::Ok)
 }
 
 fn progress_bar(config: &RunConfig) -> indicatif::ProgressBar {
@@ -155,7 +229,8 @@ fn build(args: BuildArgs) -> anyhow::Result<ExitStatus> {
         .output
         .clone()
         .unwrap_or_else(|| args.spec.with_extension("wasm"));
-    let module = uatu::spec::build(&args.spec).map_err(|error| Error::from(uatu::spec::LoadError::from(error)))?;
+    let module =
+        uatu::spec::build(&args.spec).map_err(|error| Error::from(uatu::spec::LoadError::from(error)))?;
     uatu::wasm::write_atomically(&output, &module.to_bytes())
         .map_err(|source| Error::io("writing", &output, source))?;
     eprintln!(

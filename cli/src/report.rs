@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use uatu::action::{Action, ResolvedAction, Target};
+use uatu::action::ResolvedAction;
 use uatu::trace::PropertySummary;
 
 /// The verdict table, one row per property, violations first.
@@ -19,7 +19,7 @@ pub fn verdict_table(properties: &[PropertySummary]) -> String {
                     .unwrap_or_else(|| "-".into()),
                 p.led_by
                     .as_ref()
-                    .map(describe_action)
+                    .map(ResolvedAction::describe)
                     .unwrap_or_else(|| "-".into()),
             ]
         })
@@ -58,35 +58,10 @@ pub fn verdict_table(properties: &[PropertySummary]) -> String {
     table
 }
 
-/// A short description of a dispatched action, e.g. `tap desc:login_submit (0:login)`.
-pub fn describe_action(action: &ResolvedAction) -> String {
-    let target = |t: &Target| match t {
-        Target::Selector(selector) => selector.clone(),
-        Target::Element { x, y, .. } => format!("({x},{y})"),
-    };
-    let what = match &action.action {
-        Action::Tap { on } => format!("tap {}", target(on)),
-        Action::InputText { into, text } => match into {
-            Some(into) => format!("type {text:?} into {}", target(into)),
-            None => format!("type {text:?}"),
-        },
-        Action::Swipe { from, to, .. } => format!("swipe {} -> {}", target(from), target(to)),
-        Action::PressKey { key } => format!(
-            "press {}",
-            serde_json::to_string(key).unwrap_or_default().trim_matches('"')
-        ),
-        Action::Wait { duration_millis } => format!("wait {duration_millis}ms"),
-    };
-    if action.generator.is_empty() {
-        what
-    } else {
-        format!("{what} ({})", action.generator)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use uatu::action::{Action, Target};
 
     #[test]
     fn violations_come_first_with_the_action_that_led_there() {

@@ -117,3 +117,32 @@ pub struct ResolvedAction {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to_point: Option<Point>,
 }
+
+impl ResolvedAction {
+    /// A short description, e.g. `tap desc:login_submit (0:login)`: the verdict
+    /// table's "led by" and the inspect page's step list.
+    pub fn describe(&self) -> String {
+        let target = |t: &Target| match t {
+            Target::Selector(selector) => selector.clone(),
+            Target::Element { x, y, .. } => format!("({x},{y})"),
+        };
+        let what = match &self.action {
+            Action::Tap { on } => format!("tap {}", target(on)),
+            Action::InputText { into, text } => match into {
+                Some(into) => format!("type {text:?} into {}", target(into)),
+                None => format!("type {text:?}"),
+            },
+            Action::Swipe { from, to, .. } => format!("swipe {} -> {}", target(from), target(to)),
+            Action::PressKey { key } => format!(
+                "press {}",
+                serde_json::to_string(key).unwrap_or_default().trim_matches('"')
+            ),
+            Action::Wait { duration_millis } => format!("wait {duration_millis}ms"),
+        };
+        if self.generator.is_empty() {
+            what
+        } else {
+            format!("{what} ({})", self.generator)
+        }
+    }
+}

@@ -6,6 +6,7 @@
 //! error with its chain (`{:#}` through `anyhow`, or [`chain`]).
 
 use crate::devices::ConnectError;
+use crate::inspect::InspectError;
 use crate::plugin::PluginError;
 use crate::settings::ConfigError;
 use crate::spec::{LoadError, SpecError};
@@ -92,6 +93,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// `uatu inspect` or `uatu report` failed.
+    #[error(transparent)]
+    Inspect(#[from] InspectError),
     /// The async runtime could not be started.
     #[error("cannot start the async runtime")]
     Runtime(#[source] std::io::Error),
@@ -116,6 +120,8 @@ impl Error {
             | Error::Trace(_)
             | Error::Io { .. }
             | Error::Runtime(_) => ExitStatus::Infrastructure,
+            Error::Inspect(error) if error.is_usage() => ExitStatus::Usage,
+            Error::Inspect(_) => ExitStatus::Infrastructure,
         }
     }
 

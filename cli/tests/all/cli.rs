@@ -20,7 +20,7 @@ fn help_lists_every_subcommand_and_the_exit_codes() {
     let (code, help, _) = uatu(&["--help"]);
     assert_eq!(code, 0);
     for subcommand in [
-        "run", "build", "check", "sim", "inspect", "doctor", "plugin", "version",
+        "run", "build", "check", "sim", "inspect", "report", "doctor", "plugin", "version",
     ] {
         assert!(
             help.lines().any(|l| l.trim_start().starts_with(subcommand)),
@@ -50,6 +50,7 @@ fn run_help_documents_its_final_flags() {
         "--sim-latency",
         "--bundle-id",
         "--json",
+        "--report",
     ] {
         assert!(help.contains(flag), "uatu run --help lacks {flag}");
     }

@@ -10,6 +10,8 @@ mod device_agent;
 mod device_grpc;
 mod device_vectors;
 mod failures;
+mod inspect;
+mod inspect_browser;
 mod plugin_cli;
 mod plugin_contract;
 mod plugin_example;

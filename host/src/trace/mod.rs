@@ -9,9 +9,9 @@ mod reader;
 mod record;
 mod writer;
 
-pub use reader::{TraceReader, read_steps};
+pub use reader::{StepRange, TraceReader, count_steps, read_step_range, read_steps};
 pub use record::*;
-pub use writer::{RunDir, write_json_atomically};
+pub use writer::{META_FILE, RunDir, SCREENSHOTS_DIR, SUMMARY_FILE, TRACE_FILE, write_json_atomically};
 
 /// A failure reading or writing a run directory, naming the file.
 #[derive(Debug, thiserror::Error)]

@@ -96,3 +96,75 @@ impl Iterator for TraceReader {
 pub fn read_steps(path: &Path) -> Result<Vec<StepRecord>, TraceError> {
     TraceReader::open(path)?.collect()
 }
+
+// ---------------------------------------------------------------------------
+// Ranges of steps, for `uatu inspect` and `uatu report`: a 20,000-step run is
+// served in pages, so these never hold more than the page asked for. They skip
+// the lines before the range without parsing them; a trace format whose records
+// refer to earlier ones must resolve those references here (one place).
+// ---------------------------------------------------------------------------
+
+/// A range of a trace's steps and what the reader saw at the end of the file.
+#[derive(Debug, Clone, Default)]
+pub struct StepRange {
+    /// The complete records from the range's start, at most the count asked for.
+    pub steps: Vec<StepRecord>,
+    /// Whether reading stopped at a torn (partially written) last record.
+    pub torn: bool,
+}
+
+/// The complete records `start..start + count` of the trace at `path` (a
+/// `trace.jsonl` file or a run directory), tolerating a torn last line.
+pub fn read_step_range(path: &Path, start: u64, count: u64) -> Result<StepRange, TraceError> {
+    let mut reader = TraceReader::open(path)?;
+    let mut skipped = 0u64;
+    let mut line = Vec::new();
+    while skipped < start {
+        line.clear();
+        match reader.lines.read_until(b'\n', &mut line) {
+            Ok(0) => return Ok(StepRange::default()),
+            Ok(_) if !line.ends_with(b"\n") => {
+                // The last line, still being written (or torn): not a step yet.
+                return Ok(StepRange {
+                    steps: Vec::new(),
+                    torn: true,
+                });
+            }
+            Ok(_) => {
+                reader.line_number += 1;
+                if !line.iter().all(u8::is_ascii_whitespace) {
+                    skipped += 1;
+                }
+            }
+            Err(e) => return Err(TraceError::io(&reader.path, e)),
+        }
+    }
+    let mut steps = Vec::new();
+    for record in reader.by_ref() {
+        steps.push(record?);
+        if steps.len() as u64 >= count {
+            break;
+        }
+    }
+    Ok(StepRange {
+        steps,
+        torn: reader.torn(),
+    })
+}
+
+/// How many complete step records the trace at `path` holds, without parsing them.
+pub fn count_steps(path: &Path) -> Result<u64, TraceError> {
+    let mut reader = TraceReader::open(path)?;
+    let mut count = 0u64;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.lines.read_until(b'\n', &mut line) {
+            Ok(0) => return Ok(count),
+            Ok(_) if !line.ends_with(b"\n") => return Ok(count),
+            Ok(_) if line.iter().all(u8::is_ascii_whitespace) => {}
+            Ok(_) => count += 1,
+            Err(e) => return Err(TraceError::io(&reader.path, e)),
+        }
+    }
+}

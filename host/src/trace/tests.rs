@@ -144,3 +144,33 @@ fn json_documents_are_replaced_whole() {
         .collect();
     assert!(leftovers.is_empty());
 }
+
+#[test]
+fn a_range_of_steps_is_read_without_the_rest_and_stops_at_a_torn_line() {
+    let (_output, run) = run_with_steps(10);
+    let range = read_step_range(run.path(), 3, 4).expect("range");
+    let steps: Vec<u64> = range.steps.iter().map(|r| r.step).collect();
+    assert_eq!(steps, [3, 4, 5, 6]);
+    assert!(!range.torn);
+    assert_eq!(count_steps(run.path()).expect("count"), 10);
+    assert!(
+        read_step_range(run.path(), 10, 5)
+            .expect("past the end")
+            .steps
+            .is_empty()
+    );
+
+    let trace = run.path().join(TRACE_FILE);
+    let mut torn = fs::OpenOptions::new().append(true).open(&trace).expect("open");
+    std::io::Write::write_all(&mut torn, b"{\"step\":10,\"ti").expect("append");
+    assert_eq!(
+        count_steps(run.path()).expect("count"),
+        10,
+        "a torn line is not a step"
+    );
+    let tail = read_step_range(run.path(), 8, 50).expect("tail");
+    assert_eq!(tail.steps.len(), 2);
+    assert!(tail.torn);
+    let beyond = read_step_range(run.path(), 11, 5).expect("beyond");
+    assert!(beyond.steps.is_empty());
+}

@@ -9,9 +9,13 @@ use serde::Serialize;
 use super::TraceError;
 use super::record::{Meta, StepRecord, Summary};
 
+/// What ran, against what (`Meta`).
 pub const META_FILE: &str = "meta.json";
+/// One step record per line.
 pub const TRACE_FILE: &str = "trace.jsonl";
+/// The verdicts, written when the run ends (`Summary`).
 pub const SUMMARY_FILE: &str = "summary.json";
+/// The steps' screenshots.
 pub const SCREENSHOTS_DIR: &str = "screenshots";
 pub const PLUGINS_DIR: &str = "plugins";
 
