@@ -536,7 +536,8 @@ impl PluginSet {
         })
     }
 
-    fn has_sinks(&self) -> bool {
+    /// Whether a sink plugin is loaded and not disabled (the host need not serialise records otherwise).
+    pub fn has_sinks(&self) -> bool {
         self.plugins
             .iter()
             .any(|p| p.meta.kind == Kind::Sink && !p.failed)

@@ -28,7 +28,7 @@ fn record(step: u64) -> StepRecord {
 
 fn run_with_steps(count: u64) -> (tempfile::TempDir, RunDir) {
     let output = tempfile::tempdir().expect("temp dir");
-    let mut run = RunDir::create(output.path(), time::OffsetDateTime::UNIX_EPOCH, 42).expect("run dir");
+    let mut run = RunDir::create(output.path(), time::OffsetDateTime::UNIX_EPOCH, 42, TraceFormat::Full).expect("run dir");
     for step in 0..count {
         run.append_step(&record(step)).expect("append");
     }
