@@ -24,3 +24,4 @@ mod sim_driver;
 mod sim_sdk;
 mod spec_build;
 mod spec_runtime;
+mod trace_compact;
