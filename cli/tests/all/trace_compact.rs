@@ -15,7 +15,16 @@ const SPEC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/folio/spec.
 /// Runs the Folio spec with every bug on for `steps` steps; returns the run directory.
 fn run(output: &Path, steps: &str, extra: &[&str]) -> PathBuf {
     let out = Command::new(env!("CARGO_BIN_EXE_uatu"))
-        .args(["run", "--spec", SPEC, "--seed", "5", "--sim-latency", "0", "--json"])
+        .args([
+            "run",
+            "--spec",
+            SPEC,
+            "--seed",
+            "5",
+            "--sim-latency",
+            "0",
+            "--json",
+        ])
         .args(["--max-steps", steps, "--output"])
         .arg(output)
         .args(extra)
@@ -70,12 +79,23 @@ fn a_compact_trace_rebuilds_every_step_a_full_trace_of_the_same_run_holds() {
             whole.step
         );
         let shot = rebuilt.screenshot.as_deref().expect("a screenshot");
-        assert!(shot.starts_with("screenshots/") && shot.ends_with(".png"), "{shot}");
+        assert!(
+            shot.starts_with("screenshots/") && shot.ends_with(".png"),
+            "{shot}"
+        );
     }
 
     // Each distinct screen is stored once, and the trace is a fraction of the full one.
-    let count = |dir: &Path| std::fs::read_dir(dir.join("screenshots")).expect("screenshots").count();
-    assert!(count(&compact_dir) < 400 / 2, "{} screenshots", count(&compact_dir));
+    let count = |dir: &Path| {
+        std::fs::read_dir(dir.join("screenshots"))
+            .expect("screenshots")
+            .count()
+    };
+    assert!(
+        count(&compact_dir) < 400 / 2,
+        "{} screenshots",
+        count(&compact_dir)
+    );
     let size = |dir: &Path| std::fs::metadata(dir.join("trace.jsonl")).expect("trace").len();
     assert!(size(&compact_dir) * 4 < size(&full_dir));
     let first_line = std::fs::read_to_string(compact_dir.join("trace.jsonl")).expect("trace");
@@ -90,7 +110,10 @@ fn a_compact_trace_rebuilds_every_step_a_full_trace_of_the_same_run_holds() {
         let page = read_step_range(dir, &index, 195, 215).expect("a page reads");
         assert_eq!(page.len(), 20);
         for (record, rebuilt) in page.into_iter().zip(&compact[195..215]) {
-            assert_eq!(comparable(dir, record).0, comparable(&compact_dir, rebuilt.clone()).0);
+            assert_eq!(
+                comparable(dir, record).0,
+                comparable(&compact_dir, rebuilt.clone()).0
+            );
         }
     }
 
@@ -125,9 +148,7 @@ fn a_compact_run_killed_mid_write_reads_back_whole_and_checks() {
             .and_then(|mut dirs| dirs.next())
             .and_then(Result::ok)
             .map(|dir| dir.path());
-        if let Some(dir) = found.filter(|d| {
-            TraceIndex::build(d).is_ok_and(|index| index.records() > 250)
-        }) {
+        if let Some(dir) = found.filter(|d| TraceIndex::build(d).is_ok_and(|index| index.records() > 250)) {
             break dir;
         }
         assert!(child.try_wait().expect("status").is_none(), "uatu ended early");
@@ -142,12 +163,19 @@ fn a_compact_run_killed_mid_write_reads_back_whole_and_checks() {
         .by_ref()
         .map(|r| r.expect("every complete record resolves").step)
         .collect();
-    assert_eq!(steps.len() as u64, index.records(), "every complete line is a step");
+    assert_eq!(
+        steps.len() as u64,
+        index.records(),
+        "every complete line is a step"
+    );
     assert!(
         steps.iter().enumerate().all(|(i, &s)| s == i as u64),
         "whole steps in order"
     );
-    assert!(!run_dir.join("summary.json").exists(), "a killed run has no summary");
+    assert!(
+        !run_dir.join("summary.json").exists(),
+        "a killed run has no summary"
+    );
     let out = Command::new(env!("CARGO_BIN_EXE_uatu"))
         .args(["check", "--json", "--spec", SPEC])
         .arg(&run_dir)

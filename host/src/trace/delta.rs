@@ -102,11 +102,7 @@ fn copy_repeated_values(after: &Map<String, Value>, patch: &mut Patch) {
         return;
     }
     let touched: Vec<&String> = patch.set.keys().chain(&patch.del).collect();
-    let untouched = |path: &str| {
-        !touched
-            .iter()
-            .any(|t| is_within(path, t) || is_within(t, path))
-    };
+    let untouched = |path: &str| !touched.iter().any(|t| is_within(path, t) || is_within(t, path));
     let wanted: HashSet<&str> = large.iter().map(|(_, json)| json.as_str()).collect();
     let mut sources: HashMap<String, String> = HashMap::new();
     walk(after, "", COPY_DEPTH, &mut |path, value| {
@@ -155,7 +151,11 @@ fn is_within(path: &str, ancestor: &str) -> bool {
 impl Patch {
     /// About how many bytes the patch takes in a line.
     fn encoded_len(&self) -> usize {
-        let set: usize = self.set.iter().map(|(path, value)| path.len() + json_len(value) + 4).sum();
+        let set: usize = self
+            .set
+            .iter()
+            .map(|(path, value)| path.len() + json_len(value) + 4)
+            .sum();
         let del: usize = self.del.iter().map(|path| path.len() + 3).sum();
         set + del
     }
@@ -235,11 +235,17 @@ mod tests {
     fn applying_a_diff_rebuilds_the_later_record_exactly() {
         let cases = [
             (json!({}), json!({"a": 1})),
-            (json!({"a": 1, "b": {"c": [1, 2], "d": null}}), json!({"a": 1, "b": {"c": [1, 3], "e": null}})),
+            (
+                json!({"a": 1, "b": {"c": [1, 2], "d": null}}),
+                json!({"a": 1, "b": {"c": [1, 3], "e": null}}),
+            ),
             (json!({"x": {"y": {"z": 1}}}), json!({"x": {"y": 2}})),
             (json!({"x": 2}), json!({"x": {"y": {}}})),
             (json!({"x": {"y": 1}}), json!({"x": {}})),
-            (json!({"a/b": {"~c": 1}, "": 0}), json!({"a/b": {"~c": 2}, "": null})),
+            (
+                json!({"a/b": {"~c": 1}, "": 0}),
+                json!({"a/b": {"~c": 2}, "": null}),
+            ),
             (json!({"n": null}), json!({})),
             // Equal large values: copies of one written out or left alone.
             (
@@ -273,7 +279,10 @@ mod tests {
         let mut next = record.clone();
         next["state"]["snapshots"]["route"] = json!("ledger");
         let patch = diff(&record, &next);
-        assert_eq!(serde_json::to_string(&patch).expect("json"), r#"{"set":{"/state/snapshots/route":"ledger"}}"#);
+        assert_eq!(
+            serde_json::to_string(&patch).expect("json"),
+            r#"{"set":{"/state/snapshots/route":"ledger"}}"#
+        );
     }
 
     #[test]
@@ -282,7 +291,10 @@ mod tests {
         let previous = object(json!({"step": 4, "action": action, "state": {"step": 4, "lastAction": null}}));
         let next = object(json!({"step": 5, "action": null, "state": {"step": 5, "lastAction": action}}));
         let patch = diff(&baseline(previous.clone(), 5), &next);
-        assert_eq!(serde_json::to_string(&patch).expect("json"), r#"{"set":{"/action":null}}"#);
+        assert_eq!(
+            serde_json::to_string(&patch).expect("json"),
+            r#"{"set":{"/action":null}}"#
+        );
         let mut rebuilt = baseline(previous, 5);
         apply(&mut rebuilt, &patch).expect("applies");
         assert_eq!(rebuilt, next);

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::TraceError;
 use super::delta::{Patch, apply, baseline};
 use super::record::StepRecord;
-use super::writer::{HIERARCHIES_FILE, Header, TRACE_FILE};
+use super::writer::{COMPACT_VERSION, HIERARCHIES_FILE, Header, TRACE_FILE};
 
 /// Hierarchies kept parsed while reading; a run revisits few screens at a time.
 const HIERARCHY_CACHE: usize = 64;
@@ -76,6 +76,13 @@ impl TraceReader {
             .read_until(b'\n', &mut first)
             .map_err(|e| TraceError::io(&reader.path, e))?;
         match serde_json::from_slice::<Header>(&first) {
+            Ok(header) if header.uatu_trace > COMPACT_VERSION => {
+                reader.line_number = 1;
+                return Err(reader.broken(format!(
+                    "trace format {} is newer than this uatu reads ({COMPACT_VERSION}): read it with a newer uatu",
+                    header.uatu_trace
+                )));
+            }
             Ok(_) => {
                 reader.line_number = 1;
                 let directory = reader.path.parent().unwrap_or(Path::new("."));
@@ -168,7 +175,9 @@ impl TraceReader {
             Ok(CompactLine::Keyframe { record, .. }) => record,
             Ok(CompactLine::Delta { step, patch }) => {
                 let Some(previous) = compact.previous.take() else {
-                    return Err(Some(self.broken(format!("step {step} is a delta with no whole record before it"))));
+                    return Err(Some(self.broken(format!(
+                        "step {step} is a delta with no whole record before it"
+                    ))));
                 };
                 let mut record = baseline(previous, step);
                 if let Err(error) = apply(&mut record, &patch) {
@@ -239,7 +248,12 @@ pub fn read_steps(path: &Path) -> Result<Vec<StepRecord>, TraceError> {
 
 /// The records of steps `first..end` of a trace (fewer if it holds fewer), read
 /// from the nearest whole record before `first` rather than from step 0.
-pub fn read_step_range(path: &Path, index: &TraceIndex, first: u64, end: u64) -> Result<Vec<StepRecord>, TraceError> {
+pub fn read_step_range(
+    path: &Path,
+    index: &TraceIndex,
+    first: u64,
+    end: u64,
+) -> Result<Vec<StepRecord>, TraceError> {
     TraceReader::open_at(path, index, first)?
         .take_while(|record| record.as_ref().map_or(true, |r| r.step < end))
         .collect()
@@ -395,10 +409,13 @@ impl Hierarchies {
         if !self.offsets.contains_key(hash) {
             self.scan()?;
         }
-        let offset = *self.offsets.get(hash).ok_or_else(|| TraceError::MissingHierarchy {
-            path: self.path.clone(),
-            sha256: hash.to_string(),
-        })?;
+        let offset = *self
+            .offsets
+            .get(hash)
+            .ok_or_else(|| TraceError::MissingHierarchy {
+                path: self.path.clone(),
+                sha256: hash.to_string(),
+            })?;
         let line = self.line_at(offset)?;
         let parsed: HierarchyLine = serde_json::from_slice(&line).map_err(|source| TraceError::BadJson {
             path: self.path.clone(),
@@ -424,20 +441,24 @@ impl Hierarchies {
         let path = self.path.clone();
         let mut offset = self.scanned;
         let file = self.file()?;
-        file.seek(SeekFrom::Start(offset)).map_err(|e| TraceError::io(&path, e))?;
+        file.seek(SeekFrom::Start(offset))
+            .map_err(|e| TraceError::io(&path, e))?;
         let mut found = Vec::new();
         let mut line = Vec::new();
         loop {
             line.clear();
-            let read = file.read_until(b'\n', &mut line).map_err(|e| TraceError::io(&path, e))?;
+            let read = file
+                .read_until(b'\n', &mut line)
+                .map_err(|e| TraceError::io(&path, e))?;
             // A torn last line: no record refers to it (they are written after it).
             if read == 0 || !line.ends_with(b"\n") {
                 break;
             }
-            let hash: HierarchyHash = serde_json::from_slice(&line).map_err(|source| TraceError::BadJson {
-                path: path.clone(),
-                source,
-            })?;
+            let hash: HierarchyHash =
+                serde_json::from_slice(&line).map_err(|source| TraceError::BadJson {
+                    path: path.clone(),
+                    source,
+                })?;
             found.push((hash.sha256, offset));
             offset += read as u64;
         }
@@ -449,9 +470,11 @@ impl Hierarchies {
     fn line_at(&mut self, offset: u64) -> Result<Vec<u8>, TraceError> {
         let path = self.path.clone();
         let file = self.file()?;
-        file.seek(SeekFrom::Start(offset)).map_err(|e| TraceError::io(&path, e))?;
+        file.seek(SeekFrom::Start(offset))
+            .map_err(|e| TraceError::io(&path, e))?;
         let mut line = Vec::new();
-        file.read_until(b'\n', &mut line).map_err(|e| TraceError::io(&path, e))?;
+        file.read_until(b'\n', &mut line)
+            .map_err(|e| TraceError::io(&path, e))?;
         Ok(line)
     }
 }

@@ -154,12 +154,12 @@ fn varied_record(step: u64) -> StepRecord {
         text: format!("screen {}", step % 7),
         ..Node::default()
     };
-    if step % 3 == 0 {
+    if step.is_multiple_of(3) {
         record.state.snapshots.insert("draft".into(), serde_json::json!({"text": "x".repeat(step as usize % 50)}));
     }
     record.extractors.insert("maybe".into(), serde_json::Value::Null);
     record.extractors.insert("count".into(), serde_json::json!(step / 5));
-    record.events = if step % 4 == 0 { vec![] } else { vec![Event::NoAction] };
+    record.events = if step.is_multiple_of(4) { vec![] } else { vec![Event::NoAction] };
     record
 }
 
@@ -242,4 +242,14 @@ fn screenshots_are_stored_once_by_content() {
     assert!(first.starts_with("screenshots/") && first.ends_with(".png"), "{first}");
     assert_eq!(fs::read(run.path().join(&first)).expect("stored"), b"png one");
     assert_eq!(fs::read_dir(run.path().join("screenshots")).expect("list").count(), 2);
+}
+
+#[test]
+fn a_trace_of_a_newer_format_is_refused_by_name() {
+    let (_output, run, _records) = compact_run(3);
+    let trace = run.path().join("trace.jsonl");
+    let text = fs::read_to_string(&trace).expect("trace");
+    fs::write(&trace, text.replacen("\"uatuTrace\":2", "\"uatuTrace\":3", 1)).expect("write");
+    let error = TraceReader::open(&trace).err().expect("refused");
+    assert!(error.to_string().contains("trace format 3 is newer"), "{error}");
 }

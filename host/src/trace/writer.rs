@@ -184,7 +184,11 @@ impl RunDir {
         }
         let mut current = match serde_json::to_value(record).map_err(bad_json)? {
             Value::Object(map) => map,
-            _ => return Err(bad_json(serde::ser::Error::custom("a step record is not a JSON object"))),
+            _ => {
+                return Err(bad_json(serde::ser::Error::custom(
+                    "a step record is not a JSON object",
+                )));
+            }
         };
         if let Some(Value::Object(state)) = current.get_mut("state") {
             state.insert("hierarchy".into(), Value::String(hash));
