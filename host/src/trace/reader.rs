@@ -369,6 +369,15 @@ fn leading_number(line: &[u8], prefix: &[u8]) -> Option<u64> {
     std::str::from_utf8(&digits[..end]).ok()?.parse().ok()
 }
 
+/// The hash at the start of a line as the writer writes it, `{"sha256":"<64 hex>",…`,
+/// without parsing the hierarchy that follows.
+fn hash_prefix(line: &[u8]) -> Option<String> {
+    let rest = line.strip_prefix(b"{\"sha256\":\"")?;
+    let hash = rest.get(..64)?;
+    (rest.get(64) == Some(&b'"') && hash.iter().all(u8::is_ascii_hexdigit))
+        .then(|| String::from_utf8_lossy(hash).into_owned())
+}
+
 /// `hierarchies.jsonl`, looked up by hash: an offset per hash (scanned as
 /// needed, so a run being written is followed) and a few parsed hierarchies.
 struct Hierarchies {
@@ -454,12 +463,18 @@ impl Hierarchies {
             if read == 0 || !line.ends_with(b"\n") {
                 break;
             }
-            let hash: HierarchyHash =
-                serde_json::from_slice(&line).map_err(|source| TraceError::BadJson {
-                    path: path.clone(),
-                    source,
-                })?;
-            found.push((hash.sha256, offset));
+            let hash = match hash_prefix(&line) {
+                Some(hash) => hash,
+                None => {
+                    let parsed: HierarchyHash =
+                        serde_json::from_slice(&line).map_err(|source| TraceError::BadJson {
+                            path: path.clone(),
+                            source,
+                        })?;
+                    parsed.sha256
+                }
+            };
+            found.push((hash, offset));
             offset += read as u64;
         }
         self.scanned = offset;
