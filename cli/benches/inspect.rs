@@ -48,7 +48,7 @@ fn folio_run(steps: u64, output: &Path) -> PathBuf {
 fn long_run(base: &Path, steps: u64, output: &Path) -> PathBuf {
     let records = trace::read_steps(base).expect("the base trace");
     let started = time::OffsetDateTime::now_utc();
-    let mut run = RunDir::create(output, started, 7).expect("a run dir");
+    let mut run = RunDir::create(output, started, 7, trace::TraceFormat::Compact).expect("a run dir");
     for entry in std::fs::read_dir(base.join(trace::SCREENSHOTS_DIR)).expect("screenshots") {
         let entry = entry.expect("entry");
         std::fs::copy(

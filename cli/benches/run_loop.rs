@@ -7,7 +7,6 @@
 //! `RUN_LOOP_ONLY` (`plain`, `shots` or `rss`), `UATU_BIN` (another binary to measure).
 
 use std::fs;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -93,10 +92,13 @@ fn loop_figures(steps: u64, screenshots: bool) {
     let dir = run_dir(output.path());
     let summary: Summary =
         serde_json::from_slice(&fs::read(dir.join("summary.json")).expect("summary")).expect("summary json");
-    let trace = fs::File::open(dir.join("trace.jsonl")).expect("trace");
-    let records: Vec<Record> = BufReader::new(trace)
-        .lines()
-        .map(|l| serde_json::from_str(&l.expect("line")).expect("record"))
+    // Through the trace reader: a compact trace's lines are deltas, not records.
+    let records: Vec<Record> = uatu::trace::TraceReader::open(&dir)
+        .expect("trace")
+        .map(|record| {
+            let value = serde_json::to_value(record.expect("record")).expect("json");
+            serde_json::from_value(value).expect("record")
+        })
         .collect();
     // A record carries the previous step's dispatch time: shift it back to its own step.
     let mut metrics: Vec<Metrics> = records.iter().map(|r| r.metrics).collect();
@@ -205,14 +207,15 @@ fn memory_figures(steps: u64) {
         std::thread::sleep(Duration::from_millis(50));
     }
     let dir = run_dir(output.path());
-    // The byte offset at which step 1,000 has been recorded.
+    // The byte offset at which step 1,000 has been recorded (a compact trace's first line is its header).
     let text = fs::read(dir.join("trace.jsonl")).expect("trace");
-    let lines = text.iter().filter(|&&b| b == b'\n').count();
+    let header = usize::from(text.starts_with(b"{\"uatuTrace\""));
+    let lines = text.iter().filter(|&&b| b == b'\n').count() - header;
     let mark = text
         .iter()
         .enumerate()
         .filter(|(_, b)| **b == b'\n')
-        .nth(999)
+        .nth(999 + header)
         .map_or(0, |(i, _)| i as u64 + 1);
     let at_1000 = samples.iter().find(|s| s.0 >= mark).map_or(0, |s| s.1);
     let last = samples.last().copied().unwrap_or_default();

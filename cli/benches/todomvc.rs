@@ -9,7 +9,6 @@
 //! (comma-separated implementation names), `UATU_TODOMVC` (the todomvc folder),
 //! `UATU_BIN` (another binary to measure).
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -17,13 +16,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 mod bench_common;
-use bench_common::{Metrics, env_u64, percentile, run_dir, uatu_bin, workspace};
-
-#[derive(Deserialize)]
-struct Record {
-    #[serde(default)]
-    metrics: Metrics,
-}
+use bench_common::{env_u64, percentile, run_dir, uatu_bin, workspace};
 
 #[derive(Deserialize)]
 struct Property {
@@ -111,13 +104,12 @@ fn main() {
                 continue;
             }
         };
-        let trace = std::fs::File::open(dir.join("trace.jsonl")).expect("trace");
+        let Ok(trace) = uatu::trace::TraceReader::open(&dir) else { continue };
         let mut browser = Vec::new();
         let mut host = Vec::new();
         let mut total = Vec::new();
-        for line in BufReader::new(trace).lines().map_while(Result::ok).skip(1) {
-            let Ok(record) = serde_json::from_str::<Record>(&line) else { continue };
-            let m = record.metrics;
+        for record in trace.map_while(Result::ok).skip(1) {
+            let m = &record.metrics;
             let b = Duration::from_micros(m.capture_us + m.agent_us + m.dispatch_us);
             let h = Duration::from_micros(m.spec_us + m.ltl_us + m.plugins_us);
             browser.push(b);

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::devices::{DeviceChoice, SidecarOptions};
 use crate::plugin::{OnPluginError, PluginChoice};
+use crate::trace::TraceFormat;
 
 /// The name of the file read when no other is given.
 pub const DEFAULT_CONFIG_FILE: &str = "uatu.toml";
@@ -162,6 +163,11 @@ pub struct Settings {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub no_screenshots: Option<bool>,
 
+    /// How trace.jsonl is written: `compact` (each distinct hierarchy once, per step only what changed) or `full` (every step's whole record on its line).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "FORMAT"))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_format: Option<TraceFormat>,
+
     /// Print the summary as JSON on stdout.
     #[cfg_attr(feature = "cli", arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true"))]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -280,6 +286,7 @@ impl Settings {
             exit_on_violation: self.exit_on_violation.or(lower.exit_on_violation),
             strict: self.strict.or(lower.strict),
             no_screenshots: self.no_screenshots.or(lower.no_screenshots),
+            trace_format: self.trace_format.or(lower.trace_format),
             json: self.json.or(lower.json),
             spec_timeout: self.spec_timeout.or(lower.spec_timeout),
             spec_memory: self.spec_memory.or(lower.spec_memory),
@@ -330,6 +337,8 @@ pub struct RunConfig {
     pub strict: bool,
     /// Capture a screenshot every step.
     pub screenshots: bool,
+    /// How `trace.jsonl` is written.
+    pub trace_format: TraceFormat,
     /// The binary prints the summary as JSON (the engine does not print).
     pub json: bool,
     /// Deadline of one call into the spec.
@@ -390,6 +399,7 @@ impl RunConfig {
             exit_on_violation: settings.exit_on_violation.unwrap_or_default(),
             strict: settings.strict.unwrap_or_default(),
             screenshots: !settings.no_screenshots.unwrap_or_default(),
+            trace_format: settings.trace_format.ok_or_else(|| required("trace-format"))?,
             json: settings.json.unwrap_or_default(),
             spec_timeout,
             spec_memory_mib: settings.spec_memory.ok_or_else(|| required("spec-memory"))?,

@@ -445,8 +445,9 @@ pub mod sink {
     }
 
     impl StepRecord {
-        /// The step's line of trace.jsonl, parsed (see `docs/trace-format.md`). It
-        /// holds the whole state (hierarchy, snapshots, logs): parse it only when needed.
+        /// The step's whole record, parsed: a `full` trace's line (see `docs/trace-format.md`),
+        /// whatever format the run writes. It holds the whole state (hierarchy, snapshots,
+        /// logs): parse it only when needed.
         pub fn parse(&self) -> Result<serde_json::Value, String> {
             parse("the trace record", &self.json)
         }

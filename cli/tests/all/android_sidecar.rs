@@ -181,11 +181,19 @@ fn run_on_fake_device(fake_device: &str, extra: &[&str]) -> (i32, String, Vec<Va
             .and_then(|dir| std::fs::read_to_string(dir.join(name)).ok())
             .unwrap_or_default()
     };
-    let steps = read("trace.jsonl")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("a trace line is JSON"))
+    let steps = run_dir
+        .as_ref()
+        .and_then(|dir| uatu::trace::read_steps(dir).ok())
+        .unwrap_or_default()
+        .iter()
+        .map(|record| serde_json::to_value(record).expect("a record is JSON"))
         .collect();
-    let written = format!("{}\n{}", read("meta.json"), read("trace.jsonl"));
+    let written = format!(
+        "{}\n{}\n{}",
+        read("meta.json"),
+        read("trace.jsonl"),
+        read("hierarchies.jsonl")
+    );
     (code, stderr, steps, written)
 }
 

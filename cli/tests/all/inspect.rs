@@ -311,29 +311,40 @@ fn no_url_leaves_the_runs_directory() {
         );
     }
     // Inside the run, the same file is served.
-    let (status, _) = server.get("/api/runs/r1/files/screenshots/step-00000.png");
-    assert_eq!(status, 200);
+    let first = uatu::trace::read_page(&fixture.runs.join(&fixture.id), 0, 1).expect("step 0");
+    let screenshot = first.steps[0].screenshot.clone().expect("step 0 has a screenshot");
+    let (status, _) = server.get(&format!("/api/runs/r1/files/{screenshot}"));
+    assert_eq!(status, 200, "{screenshot}");
 }
 
-/// Copies a run directory; with `lines`, keeps only that many lines of its trace and drops its summary.
-fn copy_run(from: &Path, to: &Path, lines: Option<usize>) {
+/// Copies a run directory; with `steps`, keeps only that many step lines of its trace
+/// (after the compact format's version line) and drops its summary.
+fn copy_run(from: &Path, to: &Path, steps: Option<usize>) {
     std::fs::create_dir_all(to.join("screenshots")).expect("mkdir");
     for entry in std::fs::read_dir(from.join("screenshots")).expect("screenshots") {
         let entry = entry.expect("entry");
         std::fs::copy(entry.path(), to.join("screenshots").join(entry.file_name())).expect("copies");
     }
     std::fs::copy(from.join("meta.json"), to.join("meta.json")).expect("copies");
+    if from.join("hierarchies.jsonl").exists() {
+        std::fs::copy(from.join("hierarchies.jsonl"), to.join("hierarchies.jsonl")).expect("copies");
+    }
     let trace = std::fs::read_to_string(from.join("trace.jsonl")).expect("trace");
-    match lines {
+    match steps {
         None => {
             std::fs::copy(from.join("summary.json"), to.join("summary.json")).expect("copies");
             std::fs::write(to.join("trace.jsonl"), trace).expect("writes");
         }
         Some(n) => {
-            let kept: String = trace.split_inclusive('\n').take(n).collect();
+            let kept: String = trace.split_inclusive('\n').take(header_lines(&trace) + n).collect();
             std::fs::write(to.join("trace.jsonl"), kept).expect("writes");
         }
     }
+}
+
+/// 1 when the trace starts with the compact format's version line, else 0.
+fn header_lines(trace: &str) -> usize {
+    usize::from(trace.starts_with("{\"uatuTrace\""))
 }
 
 #[test]
@@ -345,7 +356,7 @@ fn a_torn_last_line_and_a_run_being_written_are_shown() {
     copy_run(&source, &run, Some(30));
     // Half of step 30's line: what a writer killed mid-line leaves.
     let trace = std::fs::read_to_string(source.join("trace.jsonl")).expect("trace");
-    let lines: Vec<&str> = trace.split_inclusive('\n').collect();
+    let lines: Vec<&str> = trace.split_inclusive('\n').skip(header_lines(&trace)).collect();
     let half = &lines[30][..lines[30].len() / 2];
     append(&run.join("trace.jsonl"), half);
 

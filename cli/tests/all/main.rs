@@ -26,3 +26,4 @@ mod sim_driver;
 mod sim_sdk;
 mod spec_build;
 mod spec_runtime;
+mod trace_compact;

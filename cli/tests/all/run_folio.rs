@@ -109,7 +109,9 @@ fn with_every_bug_on_each_is_caught_by_its_property() {
         "meta.json rewritten at the end: {meta}"
     );
     assert_eq!(meta["seed"], 7);
-    assert!(run_dir.join("screenshots/step-00000.png").is_file());
+    let first = read_steps(&run_dir).expect("trace").into_iter().next().expect("step 0");
+    let screenshot = first.screenshot.expect("step 0 has a screenshot");
+    assert!(run_dir.join(&screenshot).is_file(), "{screenshot}");
 }
 
 /// With no bug planted, neither example spec finds anything: for seeds 1–5 over 2,000 steps no

@@ -216,14 +216,14 @@ impl Runs {
     /// The complete steps `from..from + count` of run `id` (count capped at [`MAX_PAGE`]).
     pub fn page(&self, id: &str, from: u64, count: u64) -> Result<Page, InspectError> {
         let dir = self.run_dir(id)?;
-        let StepRange { steps, torn } = trace::read_step_range(&dir, from, count.min(MAX_PAGE))?;
+        let StepRange { steps, torn } = trace::read_page(&dir, from, count.min(MAX_PAGE))?;
         Ok(Page { from, steps, torn })
     }
 
     /// Step `n` of run `id`.
     pub fn step(&self, id: &str, n: u64) -> Result<StepRecord, InspectError> {
         let dir = self.run_dir(id)?;
-        trace::read_step_range(&dir, n, 1)?
+        trace::read_page(&dir, n, 1)?
             .steps
             .into_iter()
             .next()

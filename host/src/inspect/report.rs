@@ -77,7 +77,7 @@ pub fn write_report(
     }
     let mut steps = BTreeMap::new();
     for range in contiguous(&wanted) {
-        let page = trace::read_step_range(&dir, range.0, range.1 - range.0 + 1)?;
+        let page = trace::read_page(&dir, range.0, range.1 - range.0 + 1)?;
         for record in page.steps {
             steps.insert(record.step, record);
         }

@@ -512,9 +512,9 @@ impl PluginSet {
         })
     }
 
-    /// Gives every sink one step, after its record was written: `line` is the record's
-    /// line of `trace.jsonl` (without the newline) as the trace writer serialised it,
-    /// so the record is serialised once per step whatever the number of sinks.
+    /// Gives every sink one step, after its record was written: `line` is the whole
+    /// record as JSON (a `full` trace's line, without the newline, whatever format the
+    /// trace is written in), serialised once per step whatever the number of sinks.
     pub fn sink_step(&mut self, record: &StepRecord, line: String) -> Result<(), PluginError> {
         if !self.has_sinks() {
             return Ok(());
@@ -536,7 +536,8 @@ impl PluginSet {
         })
     }
 
-    fn has_sinks(&self) -> bool {
+    /// Whether a sink plugin is loaded and not disabled (the host need not serialise records otherwise).
+    pub fn has_sinks(&self) -> bool {
         self.plugins
             .iter()
             .any(|p| p.meta.kind == Kind::Sink && !p.failed)

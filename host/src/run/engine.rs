@@ -31,6 +31,7 @@ use crate::spec::{SpecInstance, SpecLimits, SpecModule, SpecStep};
 use crate::state::State;
 use crate::trace::{
     Counts, DeviceMeta, Event, HierarchySource, Meta, RunDir, SpecMeta, StepMetrics, StepRecord, Summary,
+    sha256_hex,
 };
 use crate::{Error, ExitStatus};
 
@@ -138,7 +139,7 @@ pub async fn execute(
         });
     }
 
-    let mut run_dir = RunDir::create(&config.output, started_at, seed)?;
+    let mut run_dir = RunDir::create(&config.output, started_at, seed, config.trace_format)?;
     let rerun = rerun_command(&config, seed);
     let mut meta = Meta {
         uatu_version: crate::VERSION.into(),
@@ -552,7 +553,7 @@ impl Session<'_> {
             Some(Ok(shot)) => (
                 Some(
                     self.run_dir
-                        .write_screenshot(index, &shot.png)
+                        .write_screenshot(&shot.png)
                         .map_err(StepFailure::trace)?,
                 ),
                 Some(shot),
@@ -825,8 +826,18 @@ impl Session<'_> {
 
     /// Record: one line of `trace.jsonl`, then every sink.
     fn record(&mut self, record: &StepRecord) -> Result<(), StepFailure> {
-        let line = self.run_dir.append_step(record).map_err(StepFailure::trace)?;
+        self.run_dir.append_step(record).map_err(StepFailure::trace)?;
         self.last_recorded = Some(record.step);
+        if !self.plugins.has_sinks() {
+            return Ok(());
+        }
+        // Sinks get the whole record, whatever the trace keeps of it.
+        let line = serde_json::to_string(record).map_err(|source| {
+            StepFailure::trace(crate::trace::TraceError::BadJson {
+                path: self.run_dir.path().join("trace.jsonl"),
+                source,
+            })
+        })?;
         self.plugins
             .sink_step(record, line)
             .map_err(StepFailure::plugin)
@@ -941,7 +952,3 @@ pub fn rerun_command(config: &RunConfig, seed: u64) -> String {
     command.join(" ")
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest as _;
-    hex::encode(sha2::Sha256::digest(bytes))
-}

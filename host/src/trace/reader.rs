@@ -1,14 +1,24 @@
-//! Reading `trace.jsonl`, tolerating a run that was killed mid-write.
+//! Reading `trace.jsonl`, full or compact, tolerating a run that was killed
+//! mid-write or is still being written.
 
+use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use super::TraceError;
-use super::record::StepRecord;
-use super::writer::TRACE_FILE;
+use serde_json::{Map, Value};
 
-/// Streams the step records of a trace, one at a time.
+use super::TraceError;
+use super::delta::{Patch, apply, baseline};
+use super::record::StepRecord;
+use super::writer::{COMPACT_VERSION, HIERARCHIES_FILE, Header, TRACE_FILE};
+
+/// Hierarchies kept parsed while reading; a run revisits few screens at a time.
+const HIERARCHY_CACHE: usize = 64;
+
+/// Streams the step records of a trace, one at a time, fully resolved: a
+/// compact trace's deltas applied and its hierarchies looked up, so a reader
+/// sees the same [`StepRecord`]s whichever format was written.
 ///
 /// A last line that is incomplete (no newline) and does not parse is the
 /// record a killed writer was in the middle of: the reader stops there
@@ -20,39 +30,106 @@ pub struct TraceReader {
     line_number: u64,
     torn: bool,
     done: bool,
+    compact: Option<Compact>,
+    first_step: u64,
+}
+
+/// A compact trace's reading state: the previous record (hierarchy by hash) and the hierarchies.
+struct Compact {
+    previous: Option<Map<String, Value>>,
+    hierarchies: Hierarchies,
+}
+
+/// One line of a compact trace.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum CompactLine {
+    Keyframe {
+        #[allow(dead_code)]
+        key: u64,
+        record: Map<String, Value>,
+    },
+    Delta {
+        step: u64,
+        #[serde(flatten)]
+        patch: Patch,
+    },
 }
 
 impl TraceReader {
     /// Opens `path`: a `trace.jsonl` file or a run directory containing one.
     pub fn open(path: &Path) -> Result<TraceReader, TraceError> {
-        let path = if path.is_dir() {
-            path.join(TRACE_FILE)
-        } else {
-            path.to_path_buf()
-        };
+        let path = trace_file(path);
         let file = File::open(&path).map_err(|e| TraceError::io(&path, e))?;
-        Ok(TraceReader {
-            path,
+        let mut reader = TraceReader {
             lines: BufReader::new(file),
             line_number: 0,
             torn: false,
             done: false,
-        })
+            compact: None,
+            first_step: 0,
+            path,
+        };
+        let mut first = Vec::new();
+        reader
+            .lines
+            .read_until(b'\n', &mut first)
+            .map_err(|e| TraceError::io(&reader.path, e))?;
+        match serde_json::from_slice::<Header>(&first) {
+            Ok(header) if header.uatu_trace > COMPACT_VERSION => {
+                reader.line_number = 1;
+                return Err(reader.broken(format!(
+                    "trace format {} is newer than this uatu reads ({COMPACT_VERSION}): read it with a newer uatu",
+                    header.uatu_trace
+                )));
+            }
+            Ok(_) => {
+                reader.line_number = 1;
+                let directory = reader.path.parent().unwrap_or(Path::new("."));
+                reader.compact = Some(Compact {
+                    previous: None,
+                    hierarchies: Hierarchies::new(directory.join(HIERARCHIES_FILE)),
+                });
+            }
+            // A header cut short: a compact trace killed before its first step.
+            Err(_) if !first.ends_with(b"\n") && first.starts_with(b"{\"uatuTrace\"") => {
+                reader.done = true;
+                reader.torn = true;
+            }
+            // A full trace: its first line is step 0's record.
+            Err(_) => reader
+                .lines
+                .rewind()
+                .map_err(|e| TraceError::io(&reader.path, e))?,
+        }
+        Ok(reader)
+    }
+
+    /// Opens the trace at `path` to read from `first_step` on, starting at the
+    /// last whole record before it that `index` knows of instead of at step 0.
+    pub fn open_at(path: &Path, index: &TraceIndex, first_step: u64) -> Result<TraceReader, TraceError> {
+        let mut reader = TraceReader::open(path)?;
+        reader.first_step = first_step;
+        if reader.done {
+            return Ok(reader);
+        }
+        if let Some(start) = index.start_for(first_step) {
+            reader
+                .lines
+                .seek(SeekFrom::Start(start.offset))
+                .map_err(|e| TraceError::io(&reader.path, e))?;
+            reader.line_number = start.line - 1;
+        }
+        Ok(reader)
     }
 
     /// Whether reading stopped at a torn (partially written) last record.
     pub fn torn(&self) -> bool {
         self.torn
     }
-}
 
-impl Iterator for TraceReader {
-    type Item = Result<StepRecord, TraceError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
+    /// The next complete line, or `None` at the end (or at a torn last line).
+    fn next_line(&mut self) -> Option<Result<(Vec<u8>, bool), TraceError>> {
         let mut line = Vec::new();
         loop {
             line.clear();
@@ -69,26 +146,98 @@ impl Iterator for TraceReader {
             }
             self.line_number += 1;
             if !line.iter().all(u8::is_ascii_whitespace) {
-                break;
+                let complete = line.ends_with(b"\n");
+                return Some(Ok((line, complete)));
             }
         }
-        let complete = line.ends_with(b"\n");
-        match serde_json::from_slice::<StepRecord>(&line) {
-            Ok(record) => Some(Ok(record)),
-            Err(_) if !complete => {
-                self.torn = true;
-                self.done = true;
-                None
+    }
+
+    fn bad_record(&mut self, source: serde_json::Error) -> TraceError {
+        self.done = true;
+        TraceError::BadRecord {
+            path: self.path.clone(),
+            line: self.line_number,
+            source,
+        }
+    }
+
+    /// Reads one line into a record; `None` for a record before `first_step`.
+    fn read_record(&mut self, line: &[u8], complete: bool) -> Result<Option<StepRecord>, Option<TraceError>> {
+        let Some(compact) = self.compact.as_mut() else {
+            return match serde_json::from_slice::<StepRecord>(line) {
+                Ok(record) if record.step < self.first_step => Ok(None),
+                Ok(record) => Ok(Some(record)),
+                Err(_) if !complete => Err(None),
+                Err(source) => Err(Some(self.bad_record(source))),
+            };
+        };
+        let current = match serde_json::from_slice::<CompactLine>(line) {
+            Ok(CompactLine::Keyframe { record, .. }) => record,
+            Ok(CompactLine::Delta { step, patch }) => {
+                let Some(previous) = compact.previous.take() else {
+                    return Err(Some(self.broken(format!(
+                        "step {step} is a delta with no whole record before it"
+                    ))));
+                };
+                let mut record = baseline(previous, step);
+                if let Err(error) = apply(&mut record, &patch) {
+                    return Err(Some(self.broken(format!("step {step}: {error}"))));
+                }
+                record
             }
-            Err(source) => {
-                self.done = true;
-                Some(Err(TraceError::BadRecord {
-                    path: self.path.clone(),
-                    line: self.line_number,
-                    source,
-                }))
+            Err(_) if !complete => return Err(None),
+            Err(source) => return Err(Some(self.bad_record(source))),
+        };
+        compact.previous = Some(current.clone());
+        let step = current.get("step").and_then(Value::as_u64).unwrap_or(0);
+        if step < self.first_step {
+            return Ok(None);
+        }
+        let mut record = current;
+        if let Some(Value::Object(state)) = record.get_mut("state")
+            && let Some(Value::String(hash)) = state.get("hierarchy")
+        {
+            let hierarchy = compact.hierarchies.get(hash)?;
+            state.insert("hierarchy".into(), hierarchy);
+        }
+        serde_json::from_value(Value::Object(record))
+            .map(Some)
+            .map_err(|source| Some(self.bad_record(source)))
+    }
+
+    fn broken(&mut self, problem: String) -> TraceError {
+        self.done = true;
+        TraceError::Broken {
+            path: self.path.clone(),
+            line: self.line_number,
+            problem,
+        }
+    }
+}
+
+impl Iterator for TraceReader {
+    type Item = Result<StepRecord, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            let (line, complete) = match self.next_line()? {
+                Ok(line) => line,
+                Err(error) => return Some(Err(error)),
+            };
+            match self.read_record(&line, complete) {
+                Ok(Some(record)) => return Some(Ok(record)),
+                Ok(None) => {}
+                Err(None) => {
+                    self.torn = true;
+                    self.done = true;
+                }
+                Err(Some(error)) => {
+                    self.done = true;
+                    return Some(Err(error));
+                }
             }
         }
+        None
     }
 }
 
@@ -97,54 +246,277 @@ pub fn read_steps(path: &Path) -> Result<Vec<StepRecord>, TraceError> {
     TraceReader::open(path)?.collect()
 }
 
-// ---------------------------------------------------------------------------
-// Ranges of steps, for `uatu inspect` and `uatu report`: a 20,000-step run is
-// served in pages, so these never hold more than the page asked for. They skip
-// the lines before the range without parsing them; a trace format whose records
-// refer to earlier ones must resolve those references here (one place).
-// ---------------------------------------------------------------------------
+/// The records of steps `first..end` of a trace (fewer if it holds fewer), read
+/// from the nearest whole record before `first` rather than from step 0.
+pub fn read_step_range(
+    path: &Path,
+    index: &TraceIndex,
+    first: u64,
+    end: u64,
+) -> Result<Vec<StepRecord>, TraceError> {
+    TraceReader::open_at(path, index, first)?
+        .take_while(|record| record.as_ref().map_or(true, |r| r.step < end))
+        .collect()
+}
 
-/// A range of a trace's steps and what the reader saw at the end of the file.
+fn trace_file(path: &Path) -> PathBuf {
+    if path.is_dir() {
+        path.join(TRACE_FILE)
+    } else {
+        path.to_path_buf()
+    }
+}
+
+/// Where a reader may start: a line holding a whole record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Start {
+    step: u64,
+    offset: u64,
+    line: u64,
+}
+
+/// Where the whole records of a trace are, for paging through a long run
+/// without reading it from step 0: see [`TraceReader::open_at`]. Built by
+/// scanning the trace's lines without parsing them; [`TraceIndex::refresh`]
+/// reads only what was appended since, for a run still being written.
+#[derive(Debug, Clone)]
+pub struct TraceIndex {
+    path: PathBuf,
+    starts: Vec<Start>,
+    records: u64,
+    last_step: Option<u64>,
+    scanned: u64,
+    lines: u64,
+}
+
+impl TraceIndex {
+    /// Indexes the trace at `path` (a `trace.jsonl` or a run directory).
+    pub fn build(path: &Path) -> Result<TraceIndex, TraceError> {
+        let mut index = TraceIndex {
+            path: trace_file(path),
+            starts: Vec::new(),
+            records: 0,
+            last_step: None,
+            scanned: 0,
+            lines: 0,
+        };
+        index.refresh()?;
+        Ok(index)
+    }
+
+    /// Indexes the complete lines appended since the last call.
+    pub fn refresh(&mut self) -> Result<(), TraceError> {
+        let file = File::open(&self.path).map_err(|e| TraceError::io(&self.path, e))?;
+        let mut lines = BufReader::new(file);
+        lines
+            .seek(SeekFrom::Start(self.scanned))
+            .map_err(|e| TraceError::io(&self.path, e))?;
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            let read = lines
+                .read_until(b'\n', &mut line)
+                .map_err(|e| TraceError::io(&self.path, e))?;
+            if read == 0 || !line.ends_with(b"\n") {
+                return Ok(());
+            }
+            let offset = self.scanned;
+            self.scanned += read as u64;
+            self.lines += 1;
+            // Lines are written by uatu itself, so their first key says what they are.
+            if let Some(step) = leading_number(&line, b"{\"key\":") {
+                self.add(step, Some(offset));
+            } else if let Some(step) = leading_number(&line, b"{\"step\":") {
+                // In a full trace every line is a whole record; in a compact one a delta.
+                let whole = self.lines == 1 || self.starts.first().is_some_and(|s| s.line == 1);
+                self.add(step, whole.then_some(offset));
+            }
+        }
+    }
+
+    fn add(&mut self, step: u64, whole_at: Option<u64>) {
+        if let Some(offset) = whole_at {
+            self.starts.push(Start {
+                step,
+                offset,
+                line: self.lines,
+            });
+        }
+        self.records += 1;
+        self.last_step = Some(step);
+    }
+
+    /// Complete records in the trace when last scanned.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// The step of the last complete record, if any.
+    pub fn last_step(&self) -> Option<u64> {
+        self.last_step
+    }
+
+    fn start_for(&self, step: u64) -> Option<Start> {
+        let after = self.starts.partition_point(|start| start.step <= step);
+        after.checked_sub(1).map(|i| self.starts[i])
+    }
+}
+
+/// The number after `prefix` at the start of `line`.
+fn leading_number(line: &[u8], prefix: &[u8]) -> Option<u64> {
+    let digits = line.strip_prefix(prefix)?;
+    let end = digits.iter().position(|b| !b.is_ascii_digit())?;
+    std::str::from_utf8(&digits[..end]).ok()?.parse().ok()
+}
+
+/// The hash at the start of a line as the writer writes it, `{"sha256":"<64 hex>",…`,
+/// without parsing the hierarchy that follows.
+fn hash_prefix(line: &[u8]) -> Option<String> {
+    let rest = line.strip_prefix(b"{\"sha256\":\"")?;
+    let hash = rest.get(..64)?;
+    (rest.get(64) == Some(&b'"') && hash.iter().all(u8::is_ascii_hexdigit))
+        .then(|| String::from_utf8_lossy(hash).into_owned())
+}
+
+/// `hierarchies.jsonl`, looked up by hash: an offset per hash (scanned as
+/// needed, so a run being written is followed) and a few parsed hierarchies.
+struct Hierarchies {
+    path: PathBuf,
+    file: Option<BufReader<File>>,
+    offsets: HashMap<String, u64>,
+    scanned: u64,
+    parsed: HashMap<String, Value>,
+}
+
+#[derive(serde::Deserialize)]
+struct HierarchyLine {
+    sha256: String,
+    #[serde(default)]
+    hierarchy: Value,
+}
+
+#[derive(serde::Deserialize)]
+struct HierarchyHash {
+    sha256: String,
+}
+
+impl Hierarchies {
+    fn new(path: PathBuf) -> Hierarchies {
+        Hierarchies {
+            path,
+            file: None,
+            offsets: HashMap::new(),
+            scanned: 0,
+            parsed: HashMap::new(),
+        }
+    }
+
+    fn get(&mut self, hash: &str) -> Result<Value, TraceError> {
+        if let Some(hierarchy) = self.parsed.get(hash) {
+            return Ok(hierarchy.clone());
+        }
+        if !self.offsets.contains_key(hash) {
+            self.scan()?;
+        }
+        let offset = *self
+            .offsets
+            .get(hash)
+            .ok_or_else(|| TraceError::MissingHierarchy {
+                path: self.path.clone(),
+                sha256: hash.to_string(),
+            })?;
+        let line = self.line_at(offset)?;
+        let parsed: HierarchyLine = serde_json::from_slice(&line).map_err(|source| TraceError::BadJson {
+            path: self.path.clone(),
+            source,
+        })?;
+        if self.parsed.len() >= HIERARCHY_CACHE {
+            self.parsed.clear();
+        }
+        self.parsed.insert(parsed.sha256, parsed.hierarchy.clone());
+        Ok(parsed.hierarchy)
+    }
+
+    fn file(&mut self) -> Result<&mut BufReader<File>, TraceError> {
+        let file = match self.file.take() {
+            Some(file) => file,
+            None => BufReader::new(File::open(&self.path).map_err(|e| TraceError::io(&self.path, e))?),
+        };
+        Ok(self.file.insert(file))
+    }
+
+    /// Indexes the complete lines appended since the last scan.
+    fn scan(&mut self) -> Result<(), TraceError> {
+        let path = self.path.clone();
+        let mut offset = self.scanned;
+        let file = self.file()?;
+        file.seek(SeekFrom::Start(offset))
+            .map_err(|e| TraceError::io(&path, e))?;
+        let mut found = Vec::new();
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            let read = file
+                .read_until(b'\n', &mut line)
+                .map_err(|e| TraceError::io(&path, e))?;
+            // A torn last line: no record refers to it (they are written after it).
+            if read == 0 || !line.ends_with(b"\n") {
+                break;
+            }
+            let hash = match hash_prefix(&line) {
+                Some(hash) => hash,
+                None => {
+                    let parsed: HierarchyHash =
+                        serde_json::from_slice(&line).map_err(|source| TraceError::BadJson {
+                            path: path.clone(),
+                            source,
+                        })?;
+                    parsed.sha256
+                }
+            };
+            found.push((hash, offset));
+            offset += read as u64;
+        }
+        self.scanned = offset;
+        self.offsets.extend(found);
+        Ok(())
+    }
+
+    fn line_at(&mut self, offset: u64) -> Result<Vec<u8>, TraceError> {
+        let path = self.path.clone();
+        let file = self.file()?;
+        file.seek(SeekFrom::Start(offset))
+            .map_err(|e| TraceError::io(&path, e))?;
+        let mut line = Vec::new();
+        file.read_until(b'\n', &mut line)
+            .map_err(|e| TraceError::io(&path, e))?;
+        Ok(line)
+    }
+}
+
+/// A page of a trace's steps and what the reader saw at the end of the file.
 #[derive(Debug, Clone, Default)]
 pub struct StepRange {
-    /// The complete records from the range's start, at most the count asked for.
+    /// The complete records from the page's first step, at most the count asked for.
     pub steps: Vec<StepRecord>,
     /// Whether reading stopped at a torn (partially written) last record.
     pub torn: bool,
 }
 
-/// The complete records `start..start + count` of the trace at `path` (a
-/// `trace.jsonl` file or a run directory), tolerating a torn last line.
-pub fn read_step_range(path: &Path, start: u64, count: u64) -> Result<StepRange, TraceError> {
-    let mut reader = TraceReader::open(path)?;
-    let mut skipped = 0u64;
-    let mut line = Vec::new();
-    while skipped < start {
-        line.clear();
-        match reader.lines.read_until(b'\n', &mut line) {
-            Ok(0) => return Ok(StepRange::default()),
-            Ok(_) if !line.ends_with(b"\n") => {
-                // The last line, still being written (or torn): not a step yet.
-                return Ok(StepRange {
-                    steps: Vec::new(),
-                    torn: true,
-                });
-            }
-            Ok(_) => {
-                reader.line_number += 1;
-                if !line.iter().all(u8::is_ascii_whitespace) {
-                    skipped += 1;
-                }
-            }
-            Err(e) => return Err(TraceError::io(&reader.path, e)),
-        }
-    }
+/// The complete records of steps `first..first + count` of the trace at `path` (a
+/// `trace.jsonl` or a run directory), tolerating a torn last line: what `uatu inspect`
+/// serves a page from. Reads from the nearest whole record before `first`.
+pub fn read_page(path: &Path, first: u64, count: u64) -> Result<StepRange, TraceError> {
+    let index = TraceIndex::build(path)?;
+    let mut reader = TraceReader::open_at(path, &index, first)?;
+    let end = first.saturating_add(count);
     let mut steps = Vec::new();
     for record in reader.by_ref() {
-        steps.push(record?);
-        if steps.len() as u64 >= count {
+        let record = record?;
+        if record.step >= end {
             break;
         }
+        steps.push(record);
     }
     Ok(StepRange {
         steps,
@@ -154,17 +526,5 @@ pub fn read_step_range(path: &Path, start: u64, count: u64) -> Result<StepRange,
 
 /// How many complete step records the trace at `path` holds, without parsing them.
 pub fn count_steps(path: &Path) -> Result<u64, TraceError> {
-    let mut reader = TraceReader::open(path)?;
-    let mut count = 0u64;
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match reader.lines.read_until(b'\n', &mut line) {
-            Ok(0) => return Ok(count),
-            Ok(_) if !line.ends_with(b"\n") => return Ok(count),
-            Ok(_) if line.iter().all(u8::is_ascii_whitespace) => {}
-            Ok(_) => count += 1,
-            Err(e) => return Err(TraceError::io(&reader.path, e)),
-        }
-    }
+    Ok(TraceIndex::build(path)?.records())
 }

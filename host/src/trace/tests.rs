@@ -28,7 +28,7 @@ fn record(step: u64) -> StepRecord {
 
 fn run_with_steps(count: u64) -> (tempfile::TempDir, RunDir) {
     let output = tempfile::tempdir().expect("temp dir");
-    let mut run = RunDir::create(output.path(), time::OffsetDateTime::UNIX_EPOCH, 42).expect("run dir");
+    let mut run = RunDir::create(output.path(), time::OffsetDateTime::UNIX_EPOCH, 42, TraceFormat::Full).expect("run dir");
     for step in 0..count {
         run.append_step(&record(step)).expect("append");
     }
@@ -145,16 +145,125 @@ fn json_documents_are_replaced_whole() {
     assert!(leftovers.is_empty());
 }
 
+/// Records that vary the way a run's do: screens come back, actions change, a
+/// snapshot is added and removed, an extractor is `null`.
+fn varied_record(step: u64) -> StepRecord {
+    use uatu_device::model::Node;
+    let mut record = record(step);
+    record.state.hierarchy = Node {
+        text: format!("screen {}", step % 7),
+        ..Node::default()
+    };
+    if step.is_multiple_of(3) {
+        record.state.snapshots.insert("draft".into(), serde_json::json!({"text": "x".repeat(step as usize % 50)}));
+    }
+    record.extractors.insert("maybe".into(), serde_json::Value::Null);
+    record.extractors.insert("count".into(), serde_json::json!(step / 5));
+    record.events = if step.is_multiple_of(4) { vec![] } else { vec![Event::NoAction] };
+    record
+}
+
+fn compact_run(count: u64) -> (tempfile::TempDir, RunDir, Vec<StepRecord>) {
+    let output = tempfile::tempdir().expect("temp dir");
+    let mut run = RunDir::create(output.path(), time::OffsetDateTime::UNIX_EPOCH, 42, TraceFormat::Compact).expect("run dir");
+    let records: Vec<StepRecord> = (0..count).map(varied_record).collect();
+    for record in &records {
+        run.append_step(record).expect("append");
+    }
+    (output, run, records)
+}
+
+#[test]
+fn a_compact_trace_reads_back_every_record_whole() {
+    let (_output, run, records) = compact_run(KEYFRAME_EVERY * 2 + 17);
+    assert_eq!(read_steps(run.path()).expect("reads"), records);
+    let hierarchies = fs::read_to_string(run.path().join("hierarchies.jsonl")).expect("hierarchies");
+    assert_eq!(hierarchies.lines().count(), 7, "each distinct hierarchy once");
+}
+
+#[test]
+fn a_page_of_a_compact_or_full_trace_reads_from_the_nearest_keyframe() {
+    let (_output, run, records) = compact_run(KEYFRAME_EVERY * 3 + 5);
+    let index = TraceIndex::build(run.path()).expect("indexes");
+    assert_eq!(index.records(), records.len() as u64);
+    for first in [0, 1, 99, 100, 101, 250, 300, 304] {
+        let page = read_step_range(run.path(), &index, first, first + 10).expect("a page");
+        let end = (first as usize + 10).min(records.len());
+        assert_eq!(page, records[first as usize..end], "from {first}");
+    }
+    let (_full_output, full) = run_with_steps(30);
+    let index = TraceIndex::build(full.path()).expect("indexes");
+    assert_eq!(index.last_step(), Some(29));
+    let page = read_step_range(full.path(), &index, 12, 15).expect("a page");
+    assert_eq!(page.iter().map(|r| r.step).collect::<Vec<_>>(), vec![12, 13, 14]);
+}
+
+#[test]
+fn a_compact_trace_cut_anywhere_in_its_last_line_yields_every_complete_step() {
+    let (_output, run, records) = compact_run(KEYFRAME_EVERY + 3);
+    let trace = run.path().join("trace.jsonl");
+    let bytes = fs::read(&trace).expect("trace");
+    let last_start = bytes[..bytes.len() - 1].iter().rposition(|&b| b == b'\n').expect("lines") + 1;
+    for cut in last_start + 1..bytes.len() - 1 {
+        fs::write(&trace, &bytes[..cut]).expect("truncate");
+        let mut reader = TraceReader::open(&trace).expect("open");
+        let read: Vec<StepRecord> = reader.by_ref().map(|r| r.expect("complete records resolve")).collect();
+        assert_eq!(read, records[..records.len() - 1], "cut at byte {cut}");
+        assert!(reader.torn(), "cut at byte {cut} is reported as torn");
+    }
+    // A header cut short: a run killed before its first step.
+    fs::write(&trace, &bytes[..10]).expect("truncate");
+    assert_eq!(read_steps(&trace).expect("reads").len(), 0);
+}
+
+#[test]
+fn a_torn_hierarchy_line_no_record_refers_to_is_ignored_and_a_missing_one_is_an_error() {
+    let (_output, run, records) = compact_run(10);
+    let path = run.path().join("hierarchies.jsonl");
+    let mut hierarchies = fs::read(&path).expect("hierarchies");
+    hierarchies.extend_from_slice(b"{\"sha256\":\"ab");
+    fs::write(&path, &hierarchies).expect("write");
+    assert_eq!(read_steps(run.path()).expect("reads"), records);
+    let first_line = hierarchies.iter().position(|&b| b == b'\n').expect("a line") + 1;
+    fs::write(&path, &hierarchies[first_line..]).expect("write");
+    let error = read_steps(run.path()).unwrap_err();
+    assert!(matches!(error, TraceError::MissingHierarchy { .. }), "{error}");
+}
+
+#[test]
+fn screenshots_are_stored_once_by_content() {
+    let output = tempfile::tempdir().expect("temp dir");
+    let mut run = RunDir::create(output.path(), time::OffsetDateTime::UNIX_EPOCH, 1, TraceFormat::Compact).expect("run dir");
+    let first = run.write_screenshot(b"png one").expect("write");
+    let again = run.write_screenshot(b"png one").expect("write");
+    let other = run.write_screenshot(b"png two").expect("write");
+    assert_eq!(first, again);
+    assert_ne!(first, other);
+    assert!(first.starts_with("screenshots/") && first.ends_with(".png"), "{first}");
+    assert_eq!(fs::read(run.path().join(&first)).expect("stored"), b"png one");
+    assert_eq!(fs::read_dir(run.path().join("screenshots")).expect("list").count(), 2);
+}
+
+#[test]
+fn a_trace_of_a_newer_format_is_refused_by_name() {
+    let (_output, run, _records) = compact_run(3);
+    let trace = run.path().join("trace.jsonl");
+    let text = fs::read_to_string(&trace).expect("trace");
+    fs::write(&trace, text.replacen("\"uatuTrace\":2", "\"uatuTrace\":3", 1)).expect("write");
+    let error = TraceReader::open(&trace).err().expect("refused");
+    assert!(error.to_string().contains("trace format 3 is newer"), "{error}");
+}
+
 #[test]
 fn a_range_of_steps_is_read_without_the_rest_and_stops_at_a_torn_line() {
     let (_output, run) = run_with_steps(10);
-    let range = read_step_range(run.path(), 3, 4).expect("range");
+    let range = read_page(run.path(), 3, 4).expect("range");
     let steps: Vec<u64> = range.steps.iter().map(|r| r.step).collect();
     assert_eq!(steps, [3, 4, 5, 6]);
     assert!(!range.torn);
     assert_eq!(count_steps(run.path()).expect("count"), 10);
     assert!(
-        read_step_range(run.path(), 10, 5)
+        read_page(run.path(), 10, 5)
             .expect("past the end")
             .steps
             .is_empty()
@@ -168,9 +277,9 @@ fn a_range_of_steps_is_read_without_the_rest_and_stops_at_a_torn_line() {
         10,
         "a torn line is not a step"
     );
-    let tail = read_step_range(run.path(), 8, 50).expect("tail");
+    let tail = read_page(run.path(), 8, 50).expect("tail");
     assert_eq!(tail.steps.len(), 2);
     assert!(tail.torn);
-    let beyond = read_step_range(run.path(), 11, 5).expect("beyond");
+    let beyond = read_page(run.path(), 11, 5).expect("beyond");
     assert!(beyond.steps.is_empty());
 }
