@@ -16,6 +16,7 @@ mod plugin_example;
 mod plugin_first_party;
 mod plugin_hostile;
 mod run_folio;
+mod replay_shrink;
 mod run_plugins;
 mod run_todomvc;
 mod sdk_android_harness;

@@ -9,7 +9,7 @@ mod reader;
 mod record;
 mod writer;
 
-pub use reader::{TraceReader, read_steps};
+pub use reader::{TraceReader, read_meta, read_steps, read_summary};
 pub use record::*;
 pub use writer::{RunDir, write_json_atomically};
 

@@ -96,3 +96,21 @@ impl Iterator for TraceReader {
 pub fn read_steps(path: &Path) -> Result<Vec<StepRecord>, TraceError> {
     TraceReader::open(path)?.collect()
 }
+
+/// Reads a run directory's `meta.json`.
+pub fn read_meta(run_dir: &Path) -> Result<super::record::Meta, TraceError> {
+    read_json(&run_dir.join(super::writer::META_FILE))
+}
+
+/// Reads a run directory's `summary.json` (written when the run ended).
+pub fn read_summary(run_dir: &Path) -> Result<super::record::Summary, TraceError> {
+    read_json(&run_dir.join(super::writer::SUMMARY_FILE))
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, TraceError> {
+    let bytes = std::fs::read(path).map_err(|e| TraceError::io(path, e))?;
+    serde_json::from_slice(&bytes).map_err(|source| TraceError::BadJson {
+        path: path.to_path_buf(),
+        source,
+    })
+}
