@@ -391,6 +391,8 @@ struct ScriptCursor {
     report: ReplayReport,
     /// Why the replay is over, once it is (checked before the next step).
     finished: Option<Stop>,
+    /// The last step skipped its action (target not on screen): nothing to wait for.
+    skipped: bool,
 }
 
 impl ScriptCursor {
@@ -399,6 +401,7 @@ impl ScriptCursor {
             replay,
             report: ReplayReport::default(),
             finished: None,
+            skipped: false,
         }
     }
 }
@@ -507,8 +510,11 @@ impl Session<'_> {
         let dispatch_started = Instant::now();
         match &action {
             Some(action) => self.dispatch(action).await.map_err(StepFailure::device)?,
-            // A replay that is over has nothing to wait for.
-            None if self.script.as_ref().is_some_and(|cursor| cursor.finished.is_some()) => {}
+            // A replay that is over, or skipped an action, has nothing to wait for.
+            None if self
+                .script
+                .as_ref()
+                .is_some_and(|cursor| cursor.finished.is_some() || cursor.skipped) => {}
             None => {
                 self.counts.no_action_steps += 1;
                 self.driver
@@ -890,6 +896,7 @@ impl Session<'_> {
     /// script is not advanced once the property a shrink looks for is violated.
     fn scripted(&mut self, state: &State, events: &mut Vec<Event>) -> Option<ResolvedAction> {
         let cursor = self.script.as_mut()?;
+        cursor.skipped = false;
         let stop_at = cursor.replay.stop_at_violation_of.as_deref();
         if stop_at.is_some_and(|property| self.verifier.is_violated(property)) {
             cursor.finished = Some(Stop::Violation);
@@ -918,6 +925,8 @@ impl Session<'_> {
             Ok(resolved) => Some(resolved),
             Err(error) => {
                 cursor.report.target_missing.get_or_insert(state.step);
+                cursor.report.skipped.push(cursor.report.consumed - 1);
+                cursor.skipped = true;
                 events.push(Event::TargetMissing {
                     target: error.to_string(),
                 });

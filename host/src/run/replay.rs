@@ -218,6 +218,8 @@ pub struct ReplayReport {
     pub diverged: Vec<u64>,
     /// The first step whose action's target was not on screen.
     pub target_missing: Option<u64>,
+    /// The script steps (indices) whose action was skipped, its target not on screen.
+    pub skipped: Vec<usize>,
 }
 
 /// A signature of a screen: its elements' classes, ids, descriptions and bounds, not

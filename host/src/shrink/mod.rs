@@ -294,12 +294,41 @@ impl Shrinker {
         self.stopped.is_some()
     }
 
-    /// Replays `steps` (up to `retries` times); when the property is violated, the steps
-    /// used up to the violation become the best and are written out. Returns whether it was.
+    /// Replays `steps`, skipping actions whose target is not on screen (removing one
+    /// action often strands those that followed it); when the property is violated, the
+    /// steps used up to the violation, less the skipped ones, are replayed again without
+    /// any skip allowed, and become the best if that violates too. Returns whether it did.
     async fn attempt(&mut self, steps: &[ScriptStep]) -> Result<bool, Error> {
+        match self.replay(steps, false).await? {
+            Tried::Violated { consumed, skipped } if skipped.is_empty() => {
+                self.best = steps[..consumed.min(steps.len())].to_vec();
+                Ok(true)
+            }
+            Tried::Violated { consumed, skipped } => {
+                let effective: Vec<ScriptStep> = steps[..consumed.min(steps.len())]
+                    .iter()
+                    .enumerate()
+                    .filter(|(index, _)| !skipped.contains(index))
+                    .map(|(_, step)| step.clone())
+                    .collect();
+                match self.replay(&effective, true).await? {
+                    Tried::Violated { consumed, .. } => {
+                        self.best = effective[..consumed.min(effective.len())].to_vec();
+                        Ok(true)
+                    }
+                    Tried::Failed => Ok(false),
+                }
+            }
+            Tried::Failed => Ok(false),
+        }
+    }
+
+    /// Replays `steps` (up to `retries` times); a replay that violates the property is
+    /// written out as the new output directory (the caller sets `best` to match).
+    async fn replay(&mut self, steps: &[ScriptStep], strict_targets: bool) -> Result<Tried, Error> {
         for _ in 0..self.retries {
             if self.out_of_time() {
-                return Ok(false);
+                return Ok(Tried::Failed);
             }
             self.tried += 1;
             let mut config = self.config.clone();
@@ -311,7 +340,7 @@ impl Shrinker {
                     ..self.template.clone()
                 },
                 stop_at_violation_of: Some(self.property.clone()),
-                stop_at_missing_target: true,
+                stop_at_missing_target: strict_targets,
                 rerun: format!("uatu replay {}", self.output.display()),
             };
             // A candidate that fails to run (a device that drops) is a failed candidate.
@@ -325,22 +354,29 @@ impl Shrinker {
                 .properties
                 .iter()
                 .any(|p| p.name == self.property && p.verdict == "violated");
-            let consumed = outcome.replay.map(|report| report.consumed).unwrap_or(steps.len());
+            let report = outcome.replay.unwrap_or_default();
             if violated && outcome.trace_incomplete.is_none() {
-                self.best = steps[..consumed.min(steps.len())].to_vec();
-                self.keep(&run_dir)?;
-                return Ok(true);
+                let consumed = report.consumed.min(steps.len());
+                if report.skipped.is_empty() {
+                    self.keep(&run_dir, &steps[..consumed])?;
+                } else {
+                    let _ = std::fs::remove_dir_all(&run_dir);
+                }
+                return Ok(Tried::Violated {
+                    consumed,
+                    skipped: report.skipped,
+                });
             }
             let _ = std::fs::remove_dir_all(&run_dir);
         }
-        Ok(false)
+        Ok(Tried::Failed)
     }
 
     /// Makes `run_dir` the output: the reproducer files written into it, then moved over
     /// the previous best, which is removed only once the new one is in place.
-    fn keep(&self, run_dir: &Path) -> Result<(), Error> {
+    fn keep(&self, run_dir: &Path, steps: &[ScriptStep]) -> Result<(), Error> {
         let script = Script {
-            steps: self.best.clone(),
+            steps: steps.to_vec(),
             ..self.template.clone()
         };
         script.write(&run_dir.join(REPRO_JSON))?;
@@ -467,6 +503,15 @@ impl Shrinker {
         }
         Ok(())
     }
+}
+
+/// How a candidate's replay went.
+enum Tried {
+    /// The property was violated after `consumed` script steps, of which `skipped` were
+    /// skipped (their target not on screen).
+    Violated { consumed: usize, skipped: Vec<usize> },
+    /// It was not (or the replay failed).
+    Failed,
 }
 
 fn targets_mut(action: &mut Action) -> Vec<&mut Target> {
