@@ -14,6 +14,9 @@ use uatu_device::model::Node;
 use uatu_device::selector::Selector;
 
 use crate::action::{Action, ResolvedAction, Target};
+/// The screen signature a script records and a replay compares: the one plugins see
+/// (shape, classes, ids and descriptions; not text, which a clock or a counter changes).
+pub use crate::plugin::context::screen_signature;
 use crate::run::target::{TargetError, resolve_action};
 use crate::settings::{ConfigError, RunConfig, Settings};
 use crate::trace::{DeviceMeta, Meta, TraceError, read_meta, read_steps};
@@ -222,24 +225,6 @@ pub struct ReplayReport {
     pub skipped: Vec<usize>,
 }
 
-/// A signature of a screen: its elements' classes, ids, descriptions and bounds, not
-/// their text (a clock or a counter would make every screen of a real device differ).
-pub fn screen_signature(root: &Node) -> String {
-    use sha2::Digest as _;
-    let mut hasher = sha2::Sha256::new();
-    for node in root.descendants() {
-        let b = node.bounds;
-        hasher.update(
-            format!(
-                "{}\u{1f}{}\u{1f}{}\u{1f}{},{},{},{}\u{1e}",
-                node.class_name, node.id, node.desc, b.left, b.top, b.right, b.bottom
-            )
-            .as_bytes(),
-        );
-    }
-    hex::encode(&hasher.finalize()[..8])
-}
-
 /// Resolves a script's action on the current screen. A selector must match; an element
 /// target recorded with its bounds must find an element with those bounds on screen
 /// (otherwise the tap would land on whatever is there now).
@@ -369,14 +354,5 @@ mod tests {
         };
         assert!(resolve_scripted(&tap(root.children[0].bounds), String::new(), &root).is_ok());
         assert!(resolve_scripted(&tap(node("", "", (1, 1, 2, 2)).bounds), String::new(), &root).is_err());
-    }
-
-    #[test]
-    fn the_signature_ignores_text_but_not_layout() {
-        let mut other = screen();
-        other.children[1].text = "Savings".into();
-        assert_eq!(screen_signature(&screen()), screen_signature(&other));
-        other.children[1].bounds.top = 21;
-        assert_ne!(screen_signature(&screen()), screen_signature(&other));
     }
 }

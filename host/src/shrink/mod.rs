@@ -476,27 +476,34 @@ impl Shrinker {
         Ok(())
     }
 
-    /// Each typed text cut in half while the property is still violated.
+    /// Each typed text cut to the shortest prefix that still violates (a binary search
+    /// over its length: the text a bug needs is often a length, e.g. a note over 40 characters).
     async fn shorter_texts(&mut self, on_progress: &mut impl FnMut(&ShrinkProgress)) -> Result<(), Error> {
         let mut index = 0;
         while index < self.best.len() {
-            loop {
-                let Some(Action::InputText { text, .. }) = &self.best[index].action else {
-                    break;
-                };
-                let length = text.chars().count();
-                if length < 2 || self.stopped.is_some() {
-                    break;
-                }
-                let shorter: String = text.chars().take(length / 2).collect();
+            let Some(Action::InputText { text, .. }) = &self.best[index].action else {
+                index += 1;
+                continue;
+            };
+            let original: Vec<char> = text.chars().collect();
+            // `works` still violates; `fails` is known not to (or is untried: 0).
+            let (mut fails, mut works) = (0usize, original.len());
+            while works - fails > 1 && self.stopped.is_none() && index < self.best.len() {
+                let middle = fails + (works - fails) / 2;
                 let mut candidate = self.best.clone();
                 if let Some(Action::InputText { text, .. }) = &mut candidate[index].action {
-                    *text = shorter;
+                    *text = original[..middle].iter().collect();
                 }
                 on_progress(&self.progress("text", self.best.len()));
-                // The candidate may violate earlier and so be shorter than `index`.
-                if !self.attempt(&candidate).await? || index >= self.best.len() {
-                    break;
+                let length = self.best.len();
+                if self.attempt(&candidate).await? {
+                    works = middle;
+                    // Steps were dropped too: `index` may no longer be this text's.
+                    if self.best.len() != length {
+                        break;
+                    }
+                } else {
+                    fails = middle;
                 }
             }
             index += 1;
