@@ -93,7 +93,7 @@ pub struct ShrinkOptions {
 /// Where a shrink is, for a progress line.
 #[derive(Debug, Clone)]
 pub struct ShrinkProgress {
-    /// The phase: `confirm`, `ddmin`, `selectors`, `text`.
+    /// The phase: `confirm`, `cycles`, `ddmin`, `selectors`, `text`.
     pub phase: &'static str,
     /// Candidates replayed so far.
     pub tried: usize,
@@ -238,6 +238,7 @@ pub async fn shrink(
         }
         .into());
     }
+    shrinker.loops(&mut on_progress).await?;
     shrinker.ddmin(&mut on_progress).await?;
     shrinker.selectors(&mut on_progress).await?;
     shrinker.shorter_texts(&mut on_progress).await?;
@@ -400,6 +401,70 @@ impl Shrinker {
             std::fs::remove_dir_all(&old).map_err(write(&old))?;
         }
         Ok(())
+    }
+
+    /// Cycles first: where the app was in the same state (same snapshots, same hierarchy,
+    /// text included) before step `i` and before step `j`, the steps between went round in
+    /// a circle, and a random walk makes many. All of them are dropped at once, else each
+    /// on its own, longest first; repeated while it shortens the best. Cheap, and it leaves
+    /// delta debugging a much shorter sequence.
+    async fn loops(&mut self, on_progress: &mut impl FnMut(&ShrinkProgress)) -> Result<(), Error> {
+        loop {
+            let records = read_steps(&self.output).map_err(not_a_run(&self.output))?;
+            let keys: Vec<String> = records
+                .iter()
+                .filter(|record| record.evaluated)
+                .map(|record| {
+                    let snapshots = serde_json::to_string(&record.state.snapshots).unwrap_or_default();
+                    let hierarchy = serde_json::to_string(&record.state.hierarchy).unwrap_or_default();
+                    format!("{snapshots}\u{1e}{hierarchy}")
+                })
+                .collect();
+            // Greedy, left to right: from each state, jump to its last recurrence before the end.
+            let length = self.best.len().min(keys.len().saturating_sub(1));
+            let mut cycles: Vec<(usize, usize)> = Vec::new();
+            let mut start = 0;
+            while start < length {
+                match (start + 1..length).rev().find(|&end| keys[end] == keys[start]) {
+                    Some(end) => {
+                        cycles.push((start, end));
+                        start = end;
+                    }
+                    None => start += 1,
+                }
+            }
+            if cycles.is_empty() {
+                return Ok(());
+            }
+            let before = self.best.len();
+            let without = |drop: &[(usize, usize)], steps: &[ScriptStep]| -> Vec<ScriptStep> {
+                steps
+                    .iter()
+                    .enumerate()
+                    .filter(|(index, _)| !drop.iter().any(|(from, to)| (*from..*to).contains(index)))
+                    .map(|(_, step)| step.clone())
+                    .collect()
+            };
+            on_progress(&self.progress("cycles", before));
+            let all = without(&cycles, &self.best);
+            if !self.attempt(&all).await? {
+                if self.stopped.is_some() {
+                    return Ok(());
+                }
+                cycles.sort_by_key(|(from, to)| std::cmp::Reverse(to - from));
+                for cycle in cycles {
+                    on_progress(&self.progress("cycles", self.best.len()));
+                    let candidate = without(&[cycle], &self.best);
+                    // Indices are the best's before any change: stop at the first that takes.
+                    if self.attempt(&candidate).await? || self.stopped.is_some() {
+                        break;
+                    }
+                }
+            }
+            if self.best.len() >= before || self.stopped.is_some() {
+                return Ok(());
+            }
+        }
     }
 
     /// Delta debugging over the steps: drop each of `n` chunks in turn; a drop that
