@@ -9,16 +9,16 @@ use anyhow::Context as _;
 use uatu::devices::DeviceChoice;
 use uatu::run::replay::{Origin, Replay, Script, replay_config};
 use uatu::run::{Outcome, Progress};
-use uatu::shrink::{ShrinkOptions, ShrinkProgress, default_output};
-use uatu::trace::{read_meta, read_summary};
 use uatu::settings::{RunConfig, Settings, parse_duration};
+use uatu::shrink::{ShrinkOptions, ShrinkProgress, default_output};
 use uatu::trace::Summary;
+use uatu::trace::{read_meta, read_summary};
 use uatu::{Error, ExitStatus};
 use uatu_sim::{Bugs, SimConfig, Simulator};
 
 use crate::args::{
-    BuildArgs, CheckArgs, Cli, Command, DoctorArgs, PluginBuildArgs, PluginCommand, PluginNewArgs, ReplayArgs,
-    RunArgs, ShrinkArgs, SimArgs,
+    BuildArgs, CheckArgs, Cli, Command, DoctorArgs, PluginBuildArgs, PluginCommand, PluginNewArgs,
+    ReplayArgs, RunArgs, ShrinkArgs, SimArgs,
 };
 use crate::report::verdict_table;
 
@@ -72,10 +72,11 @@ fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
         .await
     })?;
     progress.finish_and_clear();
-    let shrunk = match args.shrink && outcome.trace_incomplete.is_none() && !interrupted.load(Ordering::SeqCst) {
-        true => shrink_violations(&runtime, &outcome.summary, flags, file, json, &interrupted),
-        false => Vec::new(),
-    };
+    let shrunk =
+        match args.shrink && outcome.trace_incomplete.is_none() && !interrupted.load(Ordering::SeqCst) {
+            true => shrink_violations(&runtime, &outcome.summary, flags, file, json, &interrupted),
+            false => Vec::new(),
+        };
     if json {
         let mut summary = serde_json::to_value(&outcome.summary)?;
         if args.shrink {
@@ -291,7 +292,10 @@ fn shrink(args: ShrinkArgs) -> anyhow::Result<ExitStatus> {
         output: args.into.clone(),
     };
     let progress = shrink_progress(json);
-    let name = args.property.clone().unwrap_or_else(|| "the first violation".into());
+    let name = args
+        .property
+        .clone()
+        .unwrap_or_else(|| "the first violation".into());
     let report = runtime()?.block_on(async {
         let interrupted = Arc::new(AtomicBool::new(false));
         interrupt_on_ctrl_c(&interrupted);
@@ -321,8 +325,14 @@ fn shrink(args: ShrinkArgs) -> anyhow::Result<ExitStatus> {
             }
         );
         println!("trace:   {}", report.output.display());
-        println!("script:  {}", report.output.join(uatu::shrink::REPRO_JSON).display());
-        println!("maestro: {}", report.output.join(uatu::shrink::REPRO_YAML).display());
+        println!(
+            "script:  {}",
+            report.output.join(uatu::shrink::REPRO_JSON).display()
+        );
+        println!(
+            "maestro: {}",
+            report.output.join(uatu::shrink::REPRO_YAML).display()
+        );
         println!("replay:  uatu replay {}", report.output.display());
     }
     Ok(ExitStatus::Violated)
@@ -396,7 +406,8 @@ fn build(args: BuildArgs) -> anyhow::Result<ExitStatus> {
         .output
         .clone()
         .unwrap_or_else(|| args.spec.with_extension("wasm"));
-    let module = uatu::spec::build(&args.spec).map_err(|error| Error::from(uatu::spec::LoadError::from(error)))?;
+    let module =
+        uatu::spec::build(&args.spec).map_err(|error| Error::from(uatu::spec::LoadError::from(error)))?;
     uatu::wasm::write_atomically(&output, &module.to_bytes())
         .map_err(|source| Error::io("writing", &output, source))?;
     eprintln!(

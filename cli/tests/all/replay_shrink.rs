@@ -130,18 +130,30 @@ const CATCHES: &[(&str, &[&str])] = &[
     ("crash-on-long-note", &["noUncaughtExceptions", "noLogcatErrors"]),
     (
         "float-cents",
-        &["amountsAreWholeCents", "ledgerBalanceIsSumOfRows", "totalIsSumOfAccounts"],
+        &[
+            "amountsAreWholeCents",
+            "ledgerBalanceIsSumOfRows",
+            "totalIsSumOfAccounts",
+        ],
     ),
     (
         "deep-ledger-duplication",
-        &["ledgerRowsAreUnique", "ledgerCountMatchesAccount", "ledgerBalanceIsSumOfRows"],
+        &[
+            "ledgerRowsAreUnique",
+            "ledgerCountMatchesAccount",
+            "ledgerBalanceIsSumOfRows",
+        ],
     ),
     ("slow-login", &["signInCompletesWithin3s"]),
 ];
 
 /// `uatu shrink RUN_DIR --json` with `extra` flags; the report.
 fn shrink(run_dir: &Path, extra: &[&str]) -> Value {
-    let mut args = vec!["shrink".to_string(), run_dir.display().to_string(), "--json".into()];
+    let mut args = vec![
+        "shrink".to_string(),
+        run_dir.display().to_string(),
+        "--json".into(),
+    ];
     args.extend(extra.iter().map(|s| s.to_string()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = uatu(&args);
@@ -160,8 +172,8 @@ fn shrinking_each_planted_bug_keeps_its_violation() {
     for (bug, catching) in CATCHES {
         // Seed 1 finds each bug alone within 1,200 steps (deep-ledger-duplication at 903).
         let (summary, run_dir) = folio_run(output.path(), "1", "1200", bug);
-        let violated = violated(&summary);
-        assert!(catching.iter().any(|p| violated.contains(*p)), "{bug}: {violated:?}");
+        let found = violated(&summary);
+        assert!(catching.iter().any(|p| found.contains(*p)), "{bug}: {found:?}");
         // The deep bug's reproducer is long and slow to minimise: a budget keeps this test
         // short, and what it leaves must still violate (the benchmark measures the rest).
         let report = shrink(&run_dir, &["--budget", "15s"]);
@@ -175,19 +187,16 @@ fn shrinking_each_planted_bug_keeps_its_violation() {
         let shrunk = PathBuf::from(report["output"].as_str().expect("output"));
         // The shrunk directory is a run that violates the property, with its reproducer.
         assert!(
-            violated_of(&summary_of(&shrunk)).contains(property),
+            violated(&summary_of(&shrunk)).contains(property),
             "{bug}: the shrunk run does not violate {property}"
         );
         let script: Value =
-            serde_json::from_slice(&std::fs::read(shrunk.join("repro.json")).expect("repro.json")).expect("json");
+            serde_json::from_slice(&std::fs::read(shrunk.join("repro.json")).expect("repro.json"))
+                .expect("json");
         assert_eq!(script["steps"].as_array().expect("steps").len() as u64, length);
         assert_eq!(script["property"], property);
         assert!(shrunk.join("repro.yaml").is_file());
     }
-}
-
-fn violated_of(summary: &Value) -> std::collections::BTreeSet<String> {
-    violated(summary)
 }
 
 #[test]
@@ -256,11 +265,15 @@ fn ctrl_c_during_a_shrink_keeps_a_valid_best_so_far() {
     let summary = json_of(&replayed);
     assert!(violated(&summary).contains(property), "{summary}");
     assert!(violated(&summary_of(&shrunk)).contains(property));
-    assert!(!shrunk.with_file_name(format!(
-        "{}.work",
-        shrunk.file_name().expect("name").to_string_lossy()
-    ))
-    .exists(), "the candidates' scratch directory is removed");
+    assert!(
+        !shrunk
+            .with_file_name(format!(
+                "{}.work",
+                shrunk.file_name().expect("name").to_string_lossy()
+            ))
+            .exists(),
+        "the candidates' scratch directory is removed"
+    );
 }
 
 /// Every command of a Maestro flow: a bare command name or a one-key map.
@@ -268,8 +281,12 @@ fn maestro_commands(yaml: &str) -> Vec<String> {
     use serde::Deserialize as _;
     let mut documents = serde_yaml::Deserializer::from_str(yaml);
     let header = serde_yaml::Value::deserialize(documents.next().expect("a header")).expect("YAML header");
-    assert!(header.get("appId").is_some(), "the header names the app: {header:?}");
-    let commands = serde_yaml::Value::deserialize(documents.next().expect("the commands")).expect("YAML commands");
+    assert!(
+        header.get("appId").is_some(),
+        "the header names the app: {header:?}"
+    );
+    let commands =
+        serde_yaml::Value::deserialize(documents.next().expect("the commands")).expect("YAML commands");
     assert!(documents.next().is_none(), "two documents only");
     commands
         .as_sequence()
@@ -277,9 +294,12 @@ fn maestro_commands(yaml: &str) -> Vec<String> {
         .iter()
         .map(|command| match command {
             serde_yaml::Value::String(name) => name.clone(),
-            serde_yaml::Value::Mapping(map) if map.len() == 1 => {
-                map.keys().next().and_then(|k| k.as_str()).expect("a command name").to_owned()
-            }
+            serde_yaml::Value::Mapping(map) if map.len() == 1 => map
+                .keys()
+                .next()
+                .and_then(|k| k.as_str())
+                .expect("a command name")
+                .to_owned(),
             other => panic!("not a Maestro command: {other:?}"),
         })
         .collect()
@@ -362,12 +382,25 @@ fn the_maestro_flow_parses_as_yaml_and_uses_only_documented_commands() {
     assert_eq!(
         commands,
         [
-            "launchApp", "tapOn", "tapOn", "tapOn", "tapOn", "tapOn", "inputText", "inputText", "swipe", "back",
-            "pressKey", "pressKey"
+            "launchApp",
+            "tapOn",
+            "tapOn",
+            "tapOn",
+            "tapOn",
+            "tapOn",
+            "inputText",
+            "inputText",
+            "swipe",
+            "back",
+            "pressKey",
+            "pressKey"
         ],
         "{yaml}"
     );
-    assert!(yaml.contains("a \\\"quoted\\\": note # not a comment\\n- with a newline"), "{yaml}");
+    assert!(
+        yaml.contains("a \\\"quoted\\\": note # not a comment\\n- with a newline"),
+        "{yaml}"
+    );
 }
 
 #[test]
@@ -375,10 +408,59 @@ fn a_shrunk_runs_maestro_flow_parses_and_uses_only_documented_commands() {
     let output = tempfile::tempdir().expect("temp dir");
     let (_, run_dir) = folio_run(output.path(), "1", "400", "float-cents");
     let report = shrink(&run_dir, &[]);
-    let yaml = std::fs::read_to_string(PathBuf::from(report["output"].as_str().expect("output")).join("repro.yaml"))
-        .expect("repro.yaml");
+    let yaml =
+        std::fs::read_to_string(PathBuf::from(report["output"].as_str().expect("output")).join("repro.yaml"))
+            .expect("repro.yaml");
     let commands = maestro_commands(&yaml);
     assert_eq!(commands[0], "launchApp");
-    assert!(commands.iter().all(|c| uatu::shrink::maestro::COMMANDS.contains(&c.as_str())), "{yaml}");
+    assert!(
+        commands
+            .iter()
+            .all(|c| uatu::shrink::maestro::COMMANDS.contains(&c.as_str())),
+        "{yaml}"
+    );
     assert!(commands.contains(&"inputText".to_string()), "{yaml}");
+}
+
+#[test]
+fn run_with_shrink_shrinks_each_violated_property_and_reports_the_lengths() {
+    let output = tempfile::tempdir().expect("temp dir");
+    let out = uatu(&[
+        "run",
+        "--spec",
+        SPEC,
+        "--json",
+        "--output",
+        &output.path().display().to_string(),
+        "--seed",
+        "2",
+        "--max-steps",
+        "200",
+        "--sim-bugs",
+        "stale-total",
+        "--sim-latency",
+        "0",
+        "--no-screenshots",
+        "--shrink",
+    ]);
+    let summary = json_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{summary}");
+    let shrunk = summary["shrunk"].as_array().expect("shrunk reports");
+    assert_eq!(shrunk.len(), violated(&summary).len(), "{summary}");
+    let report = &shrunk[0];
+    assert_eq!(report["property"], "totalIsSumOfAccounts", "{summary}");
+    let length = report["length"].as_u64().expect("length");
+    assert!(
+        length < report["original_length"].as_u64().expect("original"),
+        "{report}"
+    );
+    let dir = PathBuf::from(report["output"].as_str().expect("output"));
+    assert!(dir.ends_with(format!(
+        "{}-shrunk-totalIsSumOfAccounts",
+        Path::new(summary["run_dir"].as_str().expect("run dir"))
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+    )));
+    assert!(dir.join("repro.json").is_file() && dir.join("repro.yaml").is_file());
 }

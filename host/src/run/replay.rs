@@ -96,7 +96,9 @@ impl Origin {
             bundle_id: Some(self.device.bundle_id.clone()),
             seed: Some(self.seed),
             sim_bugs: field("bugs").and_then(|v| v.as_str()).map(str::to_owned),
-            sim_latency: field("latency_ms").and_then(|v| v.as_u64()).map(|ms| format!("{ms}ms")),
+            sim_latency: field("latency_ms")
+                .and_then(|v| v.as_u64())
+                .map(|ms| format!("{ms}ms")),
             sim_seed: field("seed").and_then(|v| v.as_u64()),
             ..Settings::default()
         }
@@ -228,7 +230,11 @@ pub struct ReplayReport {
 /// Resolves a script's action on the current screen. A selector must match; an element
 /// target recorded with its bounds must find an element with those bounds on screen
 /// (otherwise the tap would land on whatever is there now).
-pub fn resolve_scripted(action: &Action, generator: String, root: &Node) -> Result<ResolvedAction, TargetError> {
+pub fn resolve_scripted(
+    action: &Action,
+    generator: String,
+    root: &Node,
+) -> Result<ResolvedAction, TargetError> {
     let targets: Vec<&Target> = match action {
         Action::Tap { on } => vec![on],
         Action::InputText { into, .. } => into.iter().collect(),

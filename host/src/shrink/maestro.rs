@@ -61,7 +61,10 @@ fn command(out: &mut String, action: &Action) {
             let _ = writeln!(out, "- pressKey: {}", key_name(*key));
         }
         Action::Wait { duration_millis } => {
-            let _ = writeln!(out, "# wait {duration_millis} ms (Maestro waits for the app to settle)");
+            let _ = writeln!(
+                out,
+                "# wait {duration_millis} ms (Maestro waits for the app to settle)"
+            );
         }
     }
 }

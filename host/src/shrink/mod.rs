@@ -49,7 +49,9 @@ pub enum ShrinkError {
         violated: String,
     },
     /// Replaying the run's actions up to the violation did not violate the property again.
-    #[error("replaying {run_dir} up to step {step} did not violate `{property}` again ({tries} tries): the violation does not reproduce")]
+    #[error(
+        "replaying {run_dir} up to step {step} did not violate `{property}` again ({tries} tries): the violation does not reproduce"
+    )]
     DoesNotReproduce {
         /// The run.
         run_dir: PathBuf,
@@ -155,7 +157,11 @@ fn target_property(run_dir: &Path, property: Option<&str>) -> Result<(String, u6
                 ShrinkError::NotViolated {
                     run_dir: run_dir.to_path_buf(),
                     property: property.to_owned(),
-                    violated: violated.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", "),
+                    violated: violated
+                        .iter()
+                        .map(|(n, _)| n.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
                 }
                 .into()
             }),
@@ -205,7 +211,10 @@ pub async fn shrink(
     let output = options.output.clone().unwrap_or_else(|| default_output(run_dir));
     let work = output.with_file_name(format!(
         "{}.work",
-        output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+        output
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
     ));
     let mut shrinker = Shrinker {
         config,
@@ -510,7 +519,11 @@ impl Shrinker {
     /// element on the screen the best replay saw; tried all at once, kept if it still violates.
     async fn selectors(&mut self, on_progress: &mut impl FnMut(&ShrinkProgress)) -> Result<(), Error> {
         let records = read_steps(&self.output).map_err(not_a_run(&self.output))?;
-        let screens: Vec<_> = records.iter().filter(|r| r.evaluated).map(|r| &r.state.hierarchy).collect();
+        let screens: Vec<_> = records
+            .iter()
+            .filter(|r| r.evaluated)
+            .map(|r| &r.state.hierarchy)
+            .collect();
         let mut changed = false;
         // The best replay's evaluated steps are the script's, one each (and one after the last).
         let candidate: Vec<ScriptStep> = self
