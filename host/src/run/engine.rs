@@ -504,9 +504,7 @@ impl Session<'_> {
             }
         };
 
-        let (decided, screen) = self
-            .while_paused(index, observed, app_state, events, metrics)
-            .await;
+        let (decided, screen) = self.while_paused(index, observed, app_state, events, metrics).await;
         let action = decided?.action;
 
         let dispatch_started = Instant::now();
@@ -944,7 +942,9 @@ impl Session<'_> {
     fn record(&mut self, record: &StepRecord) -> Result<(), StepFailure> {
         let line = self.run_dir.append_step(record).map_err(StepFailure::trace)?;
         self.last_recorded = Some(record.step);
-        self.plugins.sink_step(record, line).map_err(StepFailure::plugin)
+        self.plugins
+            .sink_step(record, line)
+            .map_err(StepFailure::plugin)
     }
 
     /// Dispatch: the chosen action through the device's real input.
