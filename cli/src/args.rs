@@ -42,6 +42,17 @@ pub enum Command {
     /// Serve the simulated Folio device (gRPC driver + SDK client).
     #[command(after_help = EXIT_CODES)]
     Sim(SimArgs),
+    /// Re-execute a recorded run's actions (not the strategy) on a fresh device, recording a new run.
+    ///
+    /// The device, the simulator's seed, bugs and latency, the spec and the seed come from the
+    /// run's meta.json (flags override them). On the simulator the replay is the run again, step for
+    /// step; on a real device it is best effort, and a step whose screen differs from the recording
+    /// says so (a `screen-diverged` event in the trace).
+    #[command(after_help = EXIT_CODES)]
+    Replay(Box<ReplayArgs>),
+    /// Shrink a run's violation to a short reproducer: `<run>-shrunk/` with its trace, repro.json and repro.yaml (a Maestro flow).
+    #[command(after_help = EXIT_CODES)]
+    Shrink(Box<ShrinkArgs>),
     /// Browse recorded runs in a local web page (served on 127.0.0.1 only).
     #[command(after_help = EXIT_CODES)]
     Inspect(InspectArgs),
@@ -71,6 +82,53 @@ pub struct RunArgs {
     /// At the end of the run, write its self-contained HTML report (as `uatu report`) to FILE.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    /// At the end of the run, shrink each violated property to a short reproducer (`<run>-shrunk-<property>/`).
+    #[arg(long)]
+    pub shrink: bool,
+}
+
+/// `uatu replay`: a run (or a script) to replay, and the run settings as flags over the recorded ones.
+#[derive(Debug, Clone, Args)]
+pub struct ReplayArgs {
+    /// A run directory (`runs/<id>`, or a `-shrunk` one) whose actions to replay.
+    #[arg(value_name = "RUN_DIR", required_unless_present = "script")]
+    pub run: Option<PathBuf>,
+    /// Replay up to this step: its screen is observed and checked, nothing after it is dispatched.
+    #[arg(long, value_name = "STEP")]
+    pub until: Option<u64>,
+    /// Replay this action script (`repro.json`) instead of a run directory's actions.
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+    #[command(flatten)]
+    pub settings: Settings,
+    /// Read settings from this file [default: ./uatu.toml if present]; the recorded run's settings override it, flags override both.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+/// `uatu shrink`: the run, the property, the limits.
+#[derive(Debug, Clone, Args)]
+pub struct ShrinkArgs {
+    /// A run directory (`runs/<id>`) that violated a property.
+    #[arg(value_name = "RUN_DIR")]
+    pub run: PathBuf,
+    /// The property to reproduce [default: the first one the run violated].
+    #[arg(long, value_name = "NAME")]
+    pub property: Option<String>,
+    /// Wall time allowed; when it runs out (or at Ctrl-C) the best reproducer so far is kept.
+    #[arg(long, value_name = "DURATION", default_value = "5m")]
+    pub budget: String,
+    /// Replays of each candidate before it is rejected, for flaky devices [default: 1 on the simulator, 3 elsewhere].
+    #[arg(long, value_name = "N")]
+    pub retries: Option<u32>,
+    /// Where to write the result [default: <RUN_DIR>-shrunk].
+    #[arg(long = "into", value_name = "DIR")]
+    pub into: Option<PathBuf>,
+    #[command(flatten)]
+    pub settings: Settings,
+    /// Read settings from this file [default: ./uatu.toml if present]; the recorded run's settings override it, flags override both.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -7,15 +7,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context as _;
 use uatu::devices::DeviceChoice;
+use uatu::run::replay::{Origin, Replay, Script, replay_config};
 use uatu::run::{Outcome, Progress};
 use uatu::settings::{RunConfig, Settings, parse_duration};
+use uatu::shrink::{ShrinkOptions, ShrinkProgress, default_output};
 use uatu::trace::Summary;
+use uatu::trace::{read_meta, read_summary};
 use uatu::{Error, ExitStatus};
 use uatu_sim::{Bugs, SimConfig, Simulator};
 
 use crate::args::{
     BuildArgs, CheckArgs, Cli, Command, DoctorArgs, InspectArgs, PluginBuildArgs, PluginCommand,
-    PluginNewArgs, ReportArgs, RunArgs, SimArgs,
+    PluginNewArgs, ReplayArgs, ReportArgs, RunArgs, ShrinkArgs, SimArgs,
 };
 use crate::report::verdict_table;
 
@@ -25,6 +28,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Run(args) => run(*args),
         Command::Build(args) => build(args),
         Command::Check(args) => check(args),
+        Command::Replay(args) => replay(*args),
+        Command::Shrink(args) => shrink(*args),
         Command::Sim(args) => sim(args),
         Command::Inspect(args) => inspect(args),
         Command::Report(args) => report(args),
@@ -52,39 +57,40 @@ fn runtime() -> Result<tokio::runtime::Runtime, Error> {
 /// `uatu run`.
 fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
     let file = Settings::from_file(args.config.as_deref()).map_err(Error::from)?;
-    let config = RunConfig::resolve(args.settings, file).map_err(Error::from)?;
+    let flags = args.settings.clone();
+    let config = RunConfig::resolve(args.settings, file.clone()).map_err(Error::from)?;
     let json = config.json;
     let progress = progress_bar(&config);
-    let outcome = runtime()?.block_on(async {
+    let runtime = runtime()?;
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let outcome = runtime.block_on(async {
         // Ctrl-C ends the run after the current step, with a complete trace.
-        let interrupted = Arc::new(AtomicBool::new(false));
-        let flag = interrupted.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                flag.store(true, Ordering::SeqCst);
-            }
-        });
-        uatu::run::execute(config, interrupted, |step: &Progress| {
+        interrupt_on_ctrl_c(&interrupted);
+        uatu::run::execute(config, interrupted.clone(), |step: &Progress| {
             progress.set_position(step.steps);
             progress.set_message(format!("screen {} · {} violated", step.screen, step.violated));
         })
         .await
     })?;
     progress.finish_and_clear();
+    let shrunk =
+        match args.shrink && outcome.trace_incomplete.is_none() && !interrupted.load(Ordering::SeqCst) {
+            true => shrink_violations(&runtime, &outcome.summary, flags, file, json, &interrupted),
+            false => Vec::new(),
+        };
     if json {
-        println!("{}", serde_json::to_string_pretty(&outcome.summary)?);
+        let mut summary = serde_json::to_value(&outcome.summary)?;
+        if args.shrink {
+            summary["shrunk"] = serde_json::to_value(&shrunk)?;
+        }
+        println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
         print_summary(&outcome);
+        for line in &shrunk {
+            println!("{line}");
+        }
     }
-    if let Some(error) = &outcome.error {
-        eprintln!("error: {}", uatu::errors::chain(error));
-    }
-    if let Some(incomplete) = &outcome.trace_incomplete {
-        eprintln!(
-            "error: the trace is incomplete: {}",
-            uatu::errors::chain(&incomplete.error)
-        );
-    }
+    report_errors(&outcome);
     if let Some(output) = &args.report {
         let run_dir = Path::new(&outcome.summary.run_dir);
         match uatu::inspect::write_report(run_dir, output, uatu::inspect::ReportOptions::default()) {
@@ -100,6 +106,189 @@ fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
             }
         }
     }
+    Ok(outcome.status)
+}
+
+fn report_errors(outcome: &Outcome) {
+    if let Some(error) = &outcome.error {
+        eprintln!("error: {}", uatu::errors::chain(error));
+    }
+    if let Some(incomplete) = &outcome.trace_incomplete {
+        eprintln!(
+            "error: the trace is incomplete: {}",
+            uatu::errors::chain(&incomplete.error)
+        );
+    }
+}
+
+/// Sets `interrupted` at Ctrl-C (the run, replay or shrink stops at its next step).
+fn interrupt_on_ctrl_c(interrupted: &Arc<AtomicBool>) {
+    let flag = interrupted.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            flag.store(true, Ordering::SeqCst);
+        }
+    });
+}
+
+/// `uatu run --shrink`: each violated property shrunk, one line (or JSON report) each.
+fn shrink_violations(
+    runtime: &tokio::runtime::Runtime,
+    summary: &Summary,
+    flags: Settings,
+    file: Settings,
+    json: bool,
+    interrupted: &Arc<AtomicBool>,
+) -> Vec<serde_json::Value> {
+    let run_dir = Path::new(&summary.run_dir);
+    let violated = summary.properties.iter().filter(|p| p.verdict == "violated");
+    let mut lines = Vec::new();
+    for property in violated {
+        let shrunk = (|| -> Result<uatu::shrink::ShrinkReport, Error> {
+            let origin = Origin::of(&read_meta(run_dir).map_err(|source| Error::NotARun {
+                run_dir: run_dir.to_path_buf(),
+                source,
+            })?);
+            let config = replay_config(flags.clone(), &origin, file.clone())?;
+            let options = ShrinkOptions {
+                property: Some(property.name.clone()),
+                budget: parse_duration("budget", "5m")?,
+                retries: default_retries(&config),
+                output: Some(default_output(run_dir).with_file_name(format!(
+                    "{}-{}",
+                    default_output(run_dir).file_name().unwrap_or_default().to_string_lossy(),
+                    property.name
+                ))),
+            };
+            let progress = shrink_progress(json);
+            let report = runtime.block_on(uatu::shrink::shrink(
+                run_dir,
+                config,
+                options,
+                interrupted.clone(),
+                |p: &ShrinkProgress| show_shrink_progress(&progress, &property.name, p),
+            ));
+            progress.finish_and_clear();
+            report
+        })();
+        lines.push(match (shrunk, json) {
+            (Ok(report), true) => serde_json::to_value(&report).unwrap_or_default(),
+            (Ok(report), false) => serde_json::Value::String(format!(
+                "shrunk: {} from step {} to {} steps ({} actions) → {}",
+                report.property,
+                report.original_step,
+                report.length,
+                report.actions,
+                report.output.display()
+            )),
+            (Err(error), true) => serde_json::json!({
+                "property": property.name,
+                "error": uatu::errors::chain(&error),
+            }),
+            (Err(error), false) => serde_json::Value::String(format!(
+                "shrunk: {} could not be shrunk: {}",
+                property.name,
+                uatu::errors::chain(&error)
+            )),
+        });
+    }
+    lines
+}
+
+/// One replay per candidate on the simulator (it is deterministic), three elsewhere.
+fn default_retries(config: &RunConfig) -> u32 {
+    match config.device {
+        DeviceChoice::Sim(_) => 1,
+        _ => 3,
+    }
+}
+
+fn shrink_progress(json: bool) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new_spinner();
+    if json {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    bar
+}
+
+fn show_shrink_progress(bar: &indicatif::ProgressBar, property: &str, progress: &ShrinkProgress) {
+    bar.set_message(format!(
+        "shrinking {property}: {} · {} candidates tried · best {} steps",
+        progress.phase, progress.tried, progress.length
+    ));
+    bar.tick();
+}
+
+/// `uatu replay RUN_DIR` or `uatu replay --script repro.json`.
+fn replay(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
+    let file = Settings::from_file(args.config.as_deref()).map_err(Error::from)?;
+    let (mut script, recorded_steps, rerun) = match (&args.script, &args.run) {
+        (Some(path), _) => (
+            Script::read(path).map_err(Error::from)?,
+            None,
+            format!("uatu replay --script {}", path.display()),
+        ),
+        (None, Some(run)) => (
+            Script::from_run(run, args.until).map_err(Error::from)?,
+            // Without --until, as many steps as the run had: the same run again.
+            read_summary(run).ok().map(|summary| summary.steps),
+            format!("uatu replay {}", run.display()),
+        ),
+        (None, None) => anyhow::bail!("give a run directory or --script repro.json"),
+    };
+    let rerun = match args.until {
+        Some(until) => format!("{rerun} --until {until}"),
+        None => rerun,
+    };
+    if let Some(until) = args.until {
+        script.steps.truncate(until as usize);
+    }
+    let flags_max_steps = args.settings.max_steps;
+    let mut config = replay_config(args.settings, &script.origin, file).map_err(Error::from)?;
+    config.max_steps = flags_max_steps
+        .or(args.until.map(|until| until + 1))
+        .or(recorded_steps);
+    let json = config.json;
+    let progress = progress_bar(&config);
+    let replay = Replay {
+        script,
+        stop_at_violation_of: None,
+        stop_at_missing_target: false,
+        rerun,
+    };
+    let outcome = runtime()?.block_on(async {
+        let interrupted = Arc::new(AtomicBool::new(false));
+        interrupt_on_ctrl_c(&interrupted);
+        uatu::run::replay(config, replay, interrupted, |step: &Progress| {
+            progress.set_position(step.steps);
+            progress.set_message(format!("screen {} · {} violated", step.screen, step.violated));
+        })
+        .await
+    })?;
+    progress.finish_and_clear();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&outcome.summary)?);
+    } else {
+        print_summary(&outcome);
+        if let Some(report) = &outcome.replay {
+            println!(
+                "replay: {} script steps used; {}; {}",
+                report.consumed,
+                match report.diverged.first() {
+                    None => "every screen matched the recording".to_string(),
+                    Some(first) => format!(
+                        "{} screens differed from the recording (first at step {first})",
+                        report.diverged.len()
+                    ),
+                },
+                match report.target_missing {
+                    None => "every target was on screen".to_string(),
+                    Some(step) => format!("a target was missing at step {step} (skipped)"),
+                }
+            );
+        }
+    }
+    report_errors(&outcome);
     Ok(outcome.status)
 }
 
@@ -159,6 +348,68 @@ fn report(args: ReportArgs) -> anyhow::Result<ExitStatus> {
         stats.screenshots
     );
     Ok(ExitStatus::Ok)
+}
+
+/// `uatu shrink RUN_DIR`.
+fn shrink(args: ShrinkArgs) -> anyhow::Result<ExitStatus> {
+    let file = Settings::from_file(args.config.as_deref()).map_err(Error::from)?;
+    let meta = read_meta(&args.run).map_err(|source| Error::NotARun {
+        run_dir: args.run.clone(),
+        source,
+    })?;
+    let config = replay_config(args.settings, &Origin::of(&meta), file).map_err(Error::from)?;
+    let json = config.json;
+    let options = ShrinkOptions {
+        property: args.property.clone(),
+        budget: parse_duration("budget", &args.budget).map_err(Error::from)?,
+        retries: args.retries.unwrap_or_else(|| default_retries(&config)),
+        output: args.into.clone(),
+    };
+    let progress = shrink_progress(json);
+    let name = args
+        .property
+        .clone()
+        .unwrap_or_else(|| "the first violation".into());
+    let report = runtime()?.block_on(async {
+        let interrupted = Arc::new(AtomicBool::new(false));
+        interrupt_on_ctrl_c(&interrupted);
+        uatu::shrink::shrink(&args.run, config, options, interrupted, |p: &ShrinkProgress| {
+            show_shrink_progress(&progress, &name, p)
+        })
+        .await
+    });
+    progress.finish_and_clear();
+    let report = report?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!(
+            "uatu shrink: `{}` (violated at step {}) reproduced in {} steps ({} actions), from {}; {} candidates in {:.1} s{}",
+            report.property,
+            report.original_step,
+            report.length,
+            report.actions,
+            report.original_length,
+            report.tried,
+            report.wall_ms as f64 / 1000.0,
+            match report.ended {
+                "budget" => " (the budget ran out: the best so far)",
+                "interrupted" => " (interrupted: the best so far)",
+                _ => "",
+            }
+        );
+        println!("trace:   {}", report.output.display());
+        println!(
+            "script:  {}",
+            report.output.join(uatu::shrink::REPRO_JSON).display()
+        );
+        println!(
+            "maestro: {}",
+            report.output.join(uatu::shrink::REPRO_YAML).display()
+        );
+        println!("replay:  uatu replay {}", report.output.display());
+    }
+    Ok(ExitStatus::Violated)
 }
 
 fn progress_bar(config: &RunConfig) -> indicatif::ProgressBar {
@@ -229,8 +480,7 @@ fn build(args: BuildArgs) -> anyhow::Result<ExitStatus> {
         .output
         .clone()
         .unwrap_or_else(|| args.spec.with_extension("wasm"));
-    let module =
-        uatu::spec::build(&args.spec).map_err(|error| Error::from(uatu::spec::LoadError::from(error)))?;
+    let module = uatu::spec::build(&args.spec).map_err(|error| Error::from(uatu::spec::LoadError::from(error)))?;
     uatu::wasm::write_atomically(&output, &module.to_bytes())
         .map_err(|source| Error::io("writing", &output, source))?;
     eprintln!(

@@ -96,6 +96,12 @@ pub enum Error {
     /// `uatu inspect` or `uatu report` failed.
     #[error(transparent)]
     Inspect(#[from] InspectError),
+    /// A replay's action script cannot be read or built.
+    #[error(transparent)]
+    Script(#[from] crate::run::replay::ScriptError),
+    /// A violation cannot be shrunk.
+    #[error(transparent)]
+    Shrink(#[from] crate::shrink::ShrinkError),
     /// The async runtime could not be started.
     #[error("cannot start the async runtime")]
     Runtime(#[source] std::io::Error),
@@ -112,7 +118,11 @@ impl Error {
             | Error::Property { .. }
             | Error::NotARun { .. }
             | Error::Plugin(_)
-            | Error::PluginBuild(_) => ExitStatus::Usage,
+            | Error::PluginBuild(_)
+            | Error::Script(_) => ExitStatus::Usage,
+            // Nothing to shrink, or a violation that does not reproduce: the request cannot be met.
+            Error::Shrink(crate::shrink::ShrinkError::Write { .. }) => ExitStatus::Infrastructure,
+            Error::Shrink(_) => ExitStatus::Usage,
             Error::Connect(_)
             | Error::Device(_)
             | Error::Agent(_)

@@ -17,6 +17,7 @@ pub mod ltl;
 pub mod plugin;
 pub mod run;
 pub mod settings;
+pub mod shrink;
 pub mod spec;
 pub mod state;
 pub mod trace;

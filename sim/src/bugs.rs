@@ -43,6 +43,38 @@ impl Bug {
             Bug::SlowLogin => "slow-login",
         }
     }
+
+    /// The length of the shortest reproducer known for this bug with the example spec's
+    /// actions (`examples/folio/spec.ts`, where typing into a field is one action): how
+    /// many steps (each dispatching one action) from a fresh install lead to a step that
+    /// violates a property catching it, the step spent signing in (300 ms) included.
+    /// The yardstick `uatu shrink` is measured against (docs/benchmarks.md); derived by
+    /// hand from the model and matched by shrunk reproducers:
+    ///
+    /// - `duplicate-account-names`: 10 — sign in (email, password, submit) and one step
+    ///   while it authenticates; add an account (add, name, create); add it again with the
+    ///   name in another case or with spaces (add, name, create).
+    /// - `stale-total`: 11 — sign in (4); add an account (3); open its ledger, new
+    ///   transaction, an amount, save (a debit is the default).
+    /// - `crash-on-long-note`: 12 — as `stale-total` with a note over 40 characters typed.
+    /// - `float-cents`: 11 — as `stale-total` with the amount `1.005`.
+    /// - `deep-ledger-duplication`: 43 — sign in (4); three accounts (9); in each ledger two
+    ///   transactions and back (3 × 8); log out; sign in (4); open the ledger the seed chose.
+    /// - `slow-login`: 10 when the seed makes the first valid login the slow one — sign in
+    ///   (3) and seven steps of at most 500 ms each on the login screen, past the 3 s the
+    ///   spec allows — and 5 more for each valid login before the slow one (log out, sign
+    ///   in, a step while it authenticates): 10, 15 or 20.
+    pub fn shortest_reproducer(self) -> usize {
+        match self {
+            Bug::DuplicateAccountNames => 10,
+            Bug::StaleTotal => 11,
+            Bug::CrashOnLongNote => 12,
+            Bug::FloatCents => 11,
+            Bug::DeepLedgerDuplication => 43,
+            // The seed's slow phase decides between 10, 15 and 20; the middle one.
+            Bug::SlowLogin => 15,
+        }
+    }
 }
 
 impl fmt::Display for Bug {

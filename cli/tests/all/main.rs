@@ -17,6 +17,7 @@ mod plugin_contract;
 mod plugin_example;
 mod plugin_first_party;
 mod plugin_hostile;
+mod replay_shrink;
 mod run_folio;
 mod run_plugins;
 mod run_todomvc;

@@ -34,6 +34,9 @@ pub struct StepMark {
     /// Spec errors (predicates, extractors, generators) and plugin reports.
     #[serde(skip_serializing_if = "is_zero")]
     pub errors: usize,
+    /// A replay's screen differed from the recording, or its action's target was missing.
+    #[serde(skip_serializing_if = "is_false")]
+    pub diverged: bool,
     /// False when the app was gone and nothing was evaluated.
     pub evaluated: bool,
 }
@@ -58,6 +61,7 @@ impl StepMark {
             crash: false,
             relaunch: false,
             errors: 0,
+            diverged: false,
             evaluated: record.evaluated,
         };
         for event in &record.events {
@@ -69,6 +73,7 @@ impl StepMark {
                 | Event::ExtractorError { .. }
                 | Event::GeneratorError { .. }
                 | Event::Plugin { .. } => mark.errors += 1,
+                Event::ScreenDiverged { .. } | Event::TargetMissing { .. } => mark.diverged = true,
                 Event::DeviceRetry { .. } | Event::NoAction => {}
             }
         }

@@ -23,6 +23,7 @@ use uatu_device::{DeviceError, Driver, Hierarchy, LogLevel, Screenshot};
 use crate::action::{Action, Candidate, ResolvedAction};
 use crate::devices::{self, Connected};
 use crate::plugin::{LoadOptions, PluginEvent, PluginSet};
+use crate::run::replay::{Replay, ReplayReport, resolve_scripted, screen_signature};
 use crate::run::strategy::choose_weighted;
 use crate::run::target::resolve_action;
 use crate::run::verify::{Verifier, count_verdicts, predicate_values};
@@ -52,6 +53,10 @@ enum Stop {
     SpecError,
     PluginError,
     TraceError,
+    /// A replay dispatched its whole script (and observed the last action's effect).
+    ScriptEnd,
+    /// A replay met an action whose target was not on screen, and was asked to stop there.
+    TargetMissing,
 }
 
 impl Stop {
@@ -65,6 +70,8 @@ impl Stop {
             Stop::SpecError => "spec-error",
             Stop::PluginError => "plugin-error",
             Stop::TraceError => "trace-error",
+            Stop::ScriptEnd => "script-end",
+            Stop::TargetMissing => "target-missing",
         }
     }
 }
@@ -91,6 +98,8 @@ pub struct Outcome {
     /// Set when writing the run directory failed: the last step the trace holds
     /// (`None` inside: not even the first), and what failed.
     pub trace_incomplete: Option<TraceIncomplete>,
+    /// For a replay: how far the script got and where the screens diverged.
+    pub replay: Option<ReplayReport>,
 }
 
 /// The run directory is missing part of the run.
@@ -107,6 +116,27 @@ pub struct TraceIncomplete {
 /// errors; failures during the run end it with an [`Outcome`] that carries them.
 pub async fn execute(
     config: RunConfig,
+    interrupted: Arc<AtomicBool>,
+    on_step: impl FnMut(&Progress),
+) -> Result<Outcome, Error> {
+    run(config, None, interrupted, on_step).await
+}
+
+/// Runs `config` with `replay`'s script as the action source instead of the strategy,
+/// as [`execute`] does otherwise; the run ends when the script does (after observing
+/// the last action's effect), at `replay`'s early stops, or at `config`'s limits.
+pub async fn replay(
+    config: RunConfig,
+    replay: Replay,
+    interrupted: Arc<AtomicBool>,
+    on_step: impl FnMut(&Progress),
+) -> Result<Outcome, Error> {
+    run(config, Some(replay), interrupted, on_step).await
+}
+
+async fn run(
+    config: RunConfig,
+    replay: Option<Replay>,
     interrupted: Arc<AtomicBool>,
     mut on_step: impl FnMut(&Progress),
 ) -> Result<Outcome, Error> {
@@ -140,7 +170,10 @@ pub async fn execute(
     }
 
     let mut run_dir = RunDir::create(&config.output, started_at, seed, config.trace_format)?;
-    let rerun = rerun_command(&config, seed);
+    let rerun = match &replay {
+        Some(replay) => replay.rerun.clone(),
+        None => rerun_command(&config, seed),
+    };
     let mut meta = Meta {
         uatu_version: crate::VERSION.into(),
         seed,
@@ -194,10 +227,12 @@ pub async fn execute(
         previous_dispatch_us: 0,
         violated: 0,
         last_recorded: None,
+        script: replay.map(ScriptCursor::new),
     };
     let (steps, stop, error) = session.drive(started_wall, &interrupted, &mut on_step).await;
     let mut counts = session.counts.clone();
     let last_recorded = session.last_recorded;
+    let replay_report = session.script.take().map(|cursor| cursor.report);
 
     let properties = verifier.summaries();
     count_verdicts(&properties, &mut counts);
@@ -252,6 +287,7 @@ pub async fn execute(
             last_step: last_recorded,
             error,
         }),
+        replay: replay_report,
     })
 }
 
@@ -346,6 +382,29 @@ struct Session<'a> {
     violated: usize,
     /// The last step `trace.jsonl` holds.
     last_recorded: Option<u64>,
+    /// A replay's script, the action source instead of the strategy.
+    script: Option<ScriptCursor>,
+}
+
+/// Where a replay is in its script.
+struct ScriptCursor {
+    replay: Replay,
+    report: ReplayReport,
+    /// Why the replay is over, once it is (checked before the next step).
+    finished: Option<Stop>,
+    /// The last step skipped its action (target not on screen): nothing to wait for.
+    skipped: bool,
+}
+
+impl ScriptCursor {
+    fn new(replay: Replay) -> ScriptCursor {
+        ScriptCursor {
+            replay,
+            report: ReplayReport::default(),
+            finished: None,
+            skipped: false,
+        }
+    }
 }
 
 impl Session<'_> {
@@ -390,6 +449,8 @@ impl Session<'_> {
     fn limit_reached(&self, steps: u64, started: Instant, interrupted: &AtomicBool) -> Option<Stop> {
         if interrupted.load(Ordering::SeqCst) {
             Some(Stop::Interrupted)
+        } else if let Some(stop) = self.script.as_ref().and_then(|cursor| cursor.finished) {
+            Some(stop)
         } else if self.config.max_steps.is_some_and(|max| steps >= max) {
             Some(Stop::MaxSteps)
         } else if self
@@ -450,6 +511,11 @@ impl Session<'_> {
         let dispatch_started = Instant::now();
         match &action {
             Some(action) => self.dispatch(action).await.map_err(StepFailure::device)?,
+            // A replay that is over, or skipped an action, has nothing to wait for.
+            None if self
+                .script
+                .as_ref()
+                .is_some_and(|cursor| cursor.finished.is_some() || cursor.skipped) => {}
             None => {
                 self.counts.no_action_steps += 1;
                 self.driver
@@ -794,6 +860,9 @@ impl Session<'_> {
         state: &State,
         events: &mut Vec<Event>,
     ) -> Result<Option<ResolvedAction>, StepFailure> {
+        if self.script.is_some() {
+            return Ok(self.scripted(state, events));
+        }
         let mut remaining: Vec<Candidate> = candidates.to_vec();
         let plugin_choice = self.plugins.strategy_choose(state, candidates);
         for event in self.plugins.take_events() {
@@ -822,6 +891,52 @@ impl Session<'_> {
         }
         events.push(Event::NoAction);
         Ok(None)
+    }
+
+    /// A replay's choice: the script's next action, resolved on this screen. The
+    /// script is not advanced once the property a shrink looks for is violated.
+    fn scripted(&mut self, state: &State, events: &mut Vec<Event>) -> Option<ResolvedAction> {
+        let cursor = self.script.as_mut()?;
+        cursor.skipped = false;
+        let stop_at = cursor.replay.stop_at_violation_of.as_deref();
+        if stop_at.is_some_and(|property| self.verifier.is_violated(property)) {
+            cursor.finished = Some(Stop::Violation);
+            return None;
+        }
+        let Some(entry) = cursor.replay.script.steps.get(cursor.report.consumed) else {
+            cursor.finished = Some(Stop::ScriptEnd);
+            return None;
+        };
+        cursor.report.consumed += 1;
+        if let Some(expected) = &entry.screen {
+            let actual = screen_signature(&state.hierarchy);
+            if actual != *expected {
+                cursor.report.diverged.push(state.step);
+                events.push(Event::ScreenDiverged {
+                    expected: expected.clone(),
+                    actual,
+                });
+            }
+        }
+        let Some(action) = &entry.action else {
+            events.push(Event::NoAction);
+            return None;
+        };
+        match resolve_scripted(action, entry.generator.clone(), &state.hierarchy) {
+            Ok(resolved) => Some(resolved),
+            Err(error) => {
+                cursor.report.target_missing.get_or_insert(state.step);
+                cursor.report.skipped.push(cursor.report.consumed - 1);
+                cursor.skipped = true;
+                events.push(Event::TargetMissing {
+                    target: error.to_string(),
+                });
+                if cursor.replay.stop_at_missing_target {
+                    cursor.finished = Some(Stop::TargetMissing);
+                }
+                None
+            }
+        }
     }
 
     /// Record: one line of `trace.jsonl`, then every sink.

@@ -6,9 +6,10 @@
 
 pub mod check;
 pub mod engine;
+pub mod replay;
 pub mod strategy;
 pub mod target;
 pub mod verify;
 
 pub use check::{CheckReport, check};
-pub use engine::{Outcome, Progress, execute};
+pub use engine::{Outcome, Progress, execute, replay};

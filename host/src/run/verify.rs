@@ -107,6 +107,14 @@ impl Verifier {
             .any(|m| m.status() != crate::ltl::Status::Ok)
     }
 
+    /// Whether the property `name` has been violated so far.
+    pub fn is_violated(&self, name: &str) -> bool {
+        self.properties
+            .monitors()
+            .iter()
+            .any(|m| m.name() == name && m.status() != crate::ltl::Status::Ok)
+    }
+
     /// Whether the run fails: some property violated, or (under `strict`) unmet.
     pub fn fails_run(&self, strict: bool) -> bool {
         self.properties.fails_run(strict)

@@ -528,3 +528,21 @@ pub fn read_page(path: &Path, first: u64, count: u64) -> Result<StepRange, Trace
 pub fn count_steps(path: &Path) -> Result<u64, TraceError> {
     Ok(TraceIndex::build(path)?.records())
 }
+
+/// Reads a run directory's `meta.json`.
+pub fn read_meta(run_dir: &Path) -> Result<super::record::Meta, TraceError> {
+    read_json(&run_dir.join(super::writer::META_FILE))
+}
+
+/// Reads a run directory's `summary.json` (written when the run ended).
+pub fn read_summary(run_dir: &Path) -> Result<super::record::Summary, TraceError> {
+    read_json(&run_dir.join(super::writer::SUMMARY_FILE))
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, TraceError> {
+    let bytes = std::fs::read(path).map_err(|e| TraceError::io(path, e))?;
+    serde_json::from_slice(&bytes).map_err(|source| TraceError::BadJson {
+        path: path.to_path_buf(),
+        source,
+    })
+}

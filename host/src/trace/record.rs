@@ -188,6 +188,18 @@ pub enum Event {
         /// What it reported.
         message: String,
     },
+    /// Replay: the screen differs from the one recorded where the script's action was chosen.
+    ScreenDiverged {
+        /// The recorded screen's signature.
+        expected: String,
+        /// This screen's.
+        actual: String,
+    },
+    /// Replay: the script's action targets something not on screen; it was not dispatched.
+    TargetMissing {
+        /// Why the target could not be found.
+        target: String,
+    },
     /// The first step at which a property was violated.
     Violation {
         /// The violated property's name.
@@ -238,7 +250,7 @@ pub struct Summary {
     pub properties: Vec<PropertySummary>,
     /// Verdicts and notable happenings, counted.
     pub counts: Counts,
-    /// Why the run stopped: `max-steps`, `duration`, `violation`, `interrupted`, `device-lost`, `spec-error`, `plugin-error`.
+    /// Why the run stopped: `max-steps`, `duration`, `violation`, `interrupted`, `device-lost`, `spec-error`, `plugin-error`, `trace-error`, or for a replay `script-end` and `target-missing`.
     pub stopped: String,
     /// The exit code the `uatu` process ended with.
     pub exit_code: u8,

@@ -1,0 +1,120 @@
+//! A reproducer as a Maestro flow (`repro.yaml`), so a team can drop the bug into the
+//! Maestro suite it already runs. Only commands Maestro documents are written:
+//! `launchApp`, `tapOn`, `inputText`, `swipe`, `pressKey` and `back`. A wait has no
+//! such command and becomes a comment.
+
+use std::fmt::Write as _;
+
+use uatu_device::model::Key;
+
+use crate::action::{Action, Target};
+use crate::run::replay::Script;
+
+/// The commands a written flow may use.
+pub const COMMANDS: [&str; 6] = ["launchApp", "tapOn", "inputText", "swipe", "pressKey", "back"];
+
+/// The flow: the app launched with its state cleared, then each action of `script`.
+pub fn flow(script: &Script) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# uatu reproducer: {} step(s)", script.action_count());
+    if let Some(property) = &script.property {
+        let _ = writeln!(out, "# violates `{property}`");
+    }
+    let _ = writeln!(out, "appId: {}", quoted(&script.origin.device.bundle_id));
+    out.push_str("---\n");
+    out.push_str("- launchApp:\n    clearState: true\n");
+    for step in &script.steps {
+        match &step.action {
+            Some(action) => command(&mut out, action),
+            None => out.push_str("# (a step that waited 250 ms)\n"),
+        }
+    }
+    out
+}
+
+fn command(out: &mut String, action: &Action) {
+    match action {
+        Action::Tap { on } => {
+            let _ = writeln!(out, "- tapOn:\n    {}", selector(on));
+        }
+        Action::InputText { into, text } => {
+            if let Some(into) = into {
+                let _ = writeln!(out, "- tapOn:\n    {}", selector(into));
+            }
+            let _ = writeln!(out, "- inputText: {}", quoted(text));
+        }
+        Action::Swipe {
+            from,
+            to,
+            duration_millis,
+        } => {
+            let _ = writeln!(
+                out,
+                "- swipe:\n    start: {}\n    end: {}\n    duration: {}",
+                point(from),
+                point(to),
+                duration_millis.unwrap_or(300)
+            );
+        }
+        Action::PressKey { key: Key::Back } => out.push_str("- back\n"),
+        Action::PressKey { key } => {
+            let _ = writeln!(out, "- pressKey: {}", key_name(*key));
+        }
+        Action::Wait { duration_millis } => {
+            let _ = writeln!(
+                out,
+                "# wait {duration_millis} ms (Maestro waits for the app to settle)"
+            );
+        }
+    }
+}
+
+/// A `tapOn` target: Maestro's `id` for an id, its `text` (which also matches the
+/// accessibility description) for a description or a text, `point` otherwise.
+fn selector(target: &Target) -> String {
+    match target {
+        Target::Selector(text) => match text.split_once(':') {
+            Some(("id", value)) => format!("id: {}", quoted(value)),
+            Some(("desc" | "text", value)) => format!("text: {}", quoted(value)),
+            Some(("descPrefix", value)) => format!("text: {}", quoted(&format!("{}.*", regex_escape(value)))),
+            _ => format!("text: {}", quoted(text)),
+        },
+        Target::Element { x, y, .. } => format!("point: {}", quoted(&format!("{x},{y}"))),
+    }
+}
+
+fn point(target: &Target) -> String {
+    match target {
+        Target::Element { x, y, .. } => quoted(&format!("{x}, {y}")),
+        // A selector swipe has no Maestro equivalent; the centre is not known here.
+        Target::Selector(_) => quoted("50%, 50%"),
+    }
+}
+
+/// Maestro's name of a key.
+fn key_name(key: Key) -> &'static str {
+    match key {
+        Key::Back => "Back",
+        Key::Home => "Home",
+        Key::Enter => "Enter",
+        Key::Tab => "Tab",
+        Key::Up => "Remote Dpad Up",
+        Key::Down => "Remote Dpad Down",
+        Key::Left => "Remote Dpad Left",
+        Key::Right => "Remote Dpad Right",
+    }
+}
+
+/// A YAML double-quoted scalar (JSON's string syntax is valid YAML).
+fn quoted(text: &str) -> String {
+    serde_json::Value::String(text.to_owned()).to_string()
+}
+
+fn regex_escape(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let escape = "\\.+*?()|[]{}^$".contains(c);
+            escape.then_some('\\').into_iter().chain(std::iter::once(c))
+        })
+        .collect()
+}

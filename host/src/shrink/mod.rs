@@ -1,0 +1,608 @@
+//! Shrinking a violation: from the recorded run to a short action sequence that still
+//! violates the same property.
+//!
+//! The recorded actions are cut at the violation, then minimised by delta debugging
+//! (drop chunks of halving size, down to single actions), then what remains is
+//! simplified (an element selector instead of a coordinate where one finds exactly that
+//! element, shorter typed text). Every candidate is replayed on a fresh device
+//! ([`crate::run::replay`]); it is accepted when the property is violated again, and the
+//! actions the replay used up to the violation become the new best. A candidate whose
+//! action targets something not on screen fails; a flaky device gets `retries` replays
+//! per candidate. The best so far is always on disk (`<run>-shrunk/`: its trace,
+//! `repro.json`, `repro.yaml`), so a budget that runs out or a Ctrl-C keeps it.
+
+pub mod maestro;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::Error;
+use crate::action::{Action, Target};
+use crate::run::replay::{Replay, Script, ScriptStep, selector_for};
+use crate::settings::RunConfig;
+use crate::trace::{TraceError, read_steps, read_summary};
+
+/// The reproducer files in a shrunk run directory.
+pub const REPRO_JSON: &str = "repro.json";
+/// The Maestro flow.
+pub const REPRO_YAML: &str = "repro.yaml";
+
+/// Why a run cannot be shrunk.
+#[derive(Debug, thiserror::Error)]
+pub enum ShrinkError {
+    /// The run violated no property: there is nothing to shrink.
+    #[error("{run_dir} violated no property: nothing to shrink")]
+    NothingViolated {
+        /// The run.
+        run_dir: PathBuf,
+    },
+    /// The property asked for was not violated by the run (or does not exist).
+    #[error("{run_dir} did not violate `{property}`; violated: {violated}")]
+    NotViolated {
+        /// The run.
+        run_dir: PathBuf,
+        /// The property asked for.
+        property: String,
+        /// The properties it did violate, comma-separated.
+        violated: String,
+    },
+    /// Replaying the run's actions up to the violation did not violate the property again.
+    #[error(
+        "replaying {run_dir} up to step {step} did not violate `{property}` again ({tries} tries): the violation does not reproduce"
+    )]
+    DoesNotReproduce {
+        /// The run.
+        run_dir: PathBuf,
+        /// The property.
+        property: String,
+        /// The step it was violated at in the run.
+        step: u64,
+        /// How many replays were tried.
+        tries: u32,
+    },
+    /// Interrupted or out of budget before the first replay confirmed the violation.
+    #[error("stopped before the violation of `{property}` was reproduced once")]
+    StoppedBeforeReproducing {
+        /// The property.
+        property: String,
+    },
+    /// The shrunk run directory could not be written.
+    #[error("writing {path}")]
+    Write {
+        /// The file or directory.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// How to shrink.
+#[derive(Debug, Clone)]
+pub struct ShrinkOptions {
+    /// The property to reproduce; `None`: the first the run violated.
+    pub property: Option<String>,
+    /// Wall time allowed; the best so far is kept when it runs out.
+    pub budget: Duration,
+    /// Replays per candidate before it is rejected (1 on the simulator, which is deterministic).
+    pub retries: u32,
+    /// Where the result goes; `None`: `<run>-shrunk` beside the run.
+    pub output: Option<PathBuf>,
+}
+
+/// Where a shrink is, for a progress line.
+#[derive(Debug, Clone)]
+pub struct ShrinkProgress {
+    /// The phase: `confirm`, `cycles`, `ddmin`, `selectors`, `text`.
+    pub phase: &'static str,
+    /// Candidates replayed so far.
+    pub tried: usize,
+    /// The best reproducer's length (script steps).
+    pub length: usize,
+}
+
+/// What a shrink did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ShrinkReport {
+    /// The property reproduced.
+    pub property: String,
+    /// The step of the original run at which it was violated.
+    pub original_step: u64,
+    /// The reproducer's length before shrinking (script steps up to the violation).
+    pub original_length: usize,
+    /// Its length after (script steps; waits included).
+    pub length: usize,
+    /// Of which actions dispatched.
+    pub actions: usize,
+    /// Candidates replayed.
+    pub tried: usize,
+    /// Wall time, ms.
+    pub wall_ms: u64,
+    /// Why it ended: `done`, `budget` or `interrupted`.
+    pub ended: &'static str,
+    /// The shrunk run directory (trace, `repro.json`, `repro.yaml`).
+    pub output: PathBuf,
+}
+
+/// The first violated property of a run and its step, or `property`'s.
+fn target_property(run_dir: &Path, property: Option<&str>) -> Result<(String, u64), Error> {
+    let summary = read_summary(run_dir).map_err(not_a_run(run_dir));
+    let violated: Vec<(String, u64)> = match summary {
+        Ok(summary) => summary
+            .properties
+            .iter()
+            .filter_map(|p| Some((p.name.clone(), p.first_violation_step?)))
+            .collect(),
+        // A killed run has no summary: its trace says where each property went wrong.
+        Err(_) => {
+            let mut found: Vec<(String, u64)> = Vec::new();
+            for record in read_steps(run_dir).map_err(not_a_run(run_dir))? {
+                for (name, standing) in &record.properties {
+                    if standing.status == "violated" && !found.iter().any(|(n, _)| n == name) {
+                        found.push((name.clone(), record.step));
+                    }
+                }
+            }
+            found
+        }
+    };
+    match property {
+        Some(property) => violated
+            .iter()
+            .find(|(name, _)| name == property)
+            .cloned()
+            .ok_or_else(|| {
+                ShrinkError::NotViolated {
+                    run_dir: run_dir.to_path_buf(),
+                    property: property.to_owned(),
+                    violated: violated
+                        .iter()
+                        .map(|(n, _)| n.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                }
+                .into()
+            }),
+        None => violated
+            .iter()
+            .min_by_key(|(_, step)| *step)
+            .cloned()
+            .ok_or_else(|| {
+                ShrinkError::NothingViolated {
+                    run_dir: run_dir.to_path_buf(),
+                }
+                .into()
+            }),
+    }
+}
+
+fn not_a_run(run_dir: &Path) -> impl Fn(TraceError) -> Error + '_ {
+    move |source| Error::NotARun {
+        run_dir: run_dir.to_path_buf(),
+        source,
+    }
+}
+
+/// The shrunk directory for `run_dir`: `<run>-shrunk` beside it.
+pub fn default_output(run_dir: &Path) -> PathBuf {
+    let name = run_dir
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "run".into());
+    run_dir.with_file_name(format!("{name}-shrunk"))
+}
+
+/// Shrinks the violation of `options.property` (default: the first) in `run_dir`,
+/// replaying with `config` (the recorded run's settings, see
+/// [`crate::run::replay::replay_config`]).
+pub async fn shrink(
+    run_dir: &Path,
+    config: RunConfig,
+    options: ShrinkOptions,
+    interrupted: Arc<AtomicBool>,
+    mut on_progress: impl FnMut(&ShrinkProgress),
+) -> Result<ShrinkReport, Error> {
+    let started = Instant::now();
+    let (property, step) = target_property(run_dir, options.property.as_deref())?;
+    let mut script = Script::from_run(run_dir, Some(step))?;
+    script.property = Some(property.clone());
+    let output = options.output.clone().unwrap_or_else(|| default_output(run_dir));
+    let work = output.with_file_name(format!(
+        "{}.work",
+        output
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    ));
+    let mut shrinker = Shrinker {
+        config,
+        property: property.clone(),
+        template: script.clone(),
+        retries: options.retries.max(1),
+        budget: options.budget,
+        started,
+        interrupted,
+        work,
+        output: output.clone(),
+        tried: 0,
+        best: Vec::new(),
+        stopped: None,
+    };
+    let original_length = script.steps.len();
+
+    on_progress(&shrinker.progress("confirm", original_length));
+    let accepted = shrinker.attempt(&script.steps).await?;
+    if !accepted {
+        let _ = std::fs::remove_dir_all(&shrinker.work);
+        return Err(match shrinker.stopped {
+            Some(_) => ShrinkError::StoppedBeforeReproducing { property },
+            None => ShrinkError::DoesNotReproduce {
+                run_dir: run_dir.to_path_buf(),
+                property,
+                step,
+                tries: shrinker.retries,
+            },
+        }
+        .into());
+    }
+    shrinker.loops(&mut on_progress).await?;
+    shrinker.ddmin(&mut on_progress).await?;
+    shrinker.selectors(&mut on_progress).await?;
+    shrinker.shorter_texts(&mut on_progress).await?;
+    let _ = std::fs::remove_dir_all(&shrinker.work);
+    Ok(ShrinkReport {
+        property,
+        original_step: step,
+        original_length,
+        length: shrinker.best.len(),
+        actions: shrinker.best.iter().filter(|s| s.action.is_some()).count(),
+        tried: shrinker.tried,
+        wall_ms: started.elapsed().as_millis() as u64,
+        ended: shrinker.stopped.unwrap_or("done"),
+        output,
+    })
+}
+
+struct Shrinker {
+    config: RunConfig,
+    property: String,
+    /// The script the candidates are made from (origin, property).
+    template: Script,
+    retries: u32,
+    budget: Duration,
+    started: Instant,
+    interrupted: Arc<AtomicBool>,
+    /// Candidates' run directories, removed as they are judged.
+    work: PathBuf,
+    output: PathBuf,
+    tried: usize,
+    /// The shortest script known to violate the property.
+    best: Vec<ScriptStep>,
+    /// Set when the budget ran out (`budget`) or Ctrl-C came (`interrupted`).
+    stopped: Option<&'static str>,
+}
+
+impl Shrinker {
+    fn progress(&self, phase: &'static str, length: usize) -> ShrinkProgress {
+        ShrinkProgress {
+            phase,
+            tried: self.tried,
+            length,
+        }
+    }
+
+    fn out_of_time(&mut self) -> bool {
+        if self.stopped.is_none() {
+            if self.interrupted.load(Ordering::SeqCst) {
+                self.stopped = Some("interrupted");
+            } else if self.started.elapsed() >= self.budget {
+                self.stopped = Some("budget");
+            }
+        }
+        self.stopped.is_some()
+    }
+
+    /// Replays `steps`, skipping actions whose target is not on screen (removing one
+    /// action often strands those that followed it); when the property is violated, the
+    /// steps used up to the violation, less the skipped ones, are replayed again without
+    /// any skip allowed, and become the best if that violates too. Returns whether it did.
+    async fn attempt(&mut self, steps: &[ScriptStep]) -> Result<bool, Error> {
+        match self.replay(steps, false).await? {
+            Tried::Violated { consumed, skipped } if skipped.is_empty() => {
+                self.best = steps[..consumed.min(steps.len())].to_vec();
+                Ok(true)
+            }
+            Tried::Violated { consumed, skipped } => {
+                let effective: Vec<ScriptStep> = steps[..consumed.min(steps.len())]
+                    .iter()
+                    .enumerate()
+                    .filter(|(index, _)| !skipped.contains(index))
+                    .map(|(_, step)| step.clone())
+                    .collect();
+                match self.replay(&effective, true).await? {
+                    Tried::Violated { consumed, .. } => {
+                        self.best = effective[..consumed.min(effective.len())].to_vec();
+                        Ok(true)
+                    }
+                    Tried::Failed => Ok(false),
+                }
+            }
+            Tried::Failed => Ok(false),
+        }
+    }
+
+    /// Replays `steps` (up to `retries` times); a replay that violates the property is
+    /// written out as the new output directory (the caller sets `best` to match).
+    async fn replay(&mut self, steps: &[ScriptStep], strict_targets: bool) -> Result<Tried, Error> {
+        for _ in 0..self.retries {
+            if self.out_of_time() {
+                return Ok(Tried::Failed);
+            }
+            self.tried += 1;
+            let mut config = self.config.clone();
+            config.output = self.work.clone();
+            config.screenshots = false;
+            let replay = Replay {
+                script: Script {
+                    steps: steps.to_vec(),
+                    ..self.template.clone()
+                },
+                stop_at_violation_of: Some(self.property.clone()),
+                stop_at_missing_target: strict_targets,
+                rerun: format!("uatu replay {}", self.output.display()),
+            };
+            // A candidate that fails to run (a device that drops) is a failed candidate.
+            let outcome = match crate::run::replay(config, replay, self.interrupted.clone(), |_| {}).await {
+                Ok(outcome) => outcome,
+                Err(_) => continue,
+            };
+            let run_dir = PathBuf::from(&outcome.summary.run_dir);
+            let violated = outcome
+                .summary
+                .properties
+                .iter()
+                .any(|p| p.name == self.property && p.verdict == "violated");
+            let report = outcome.replay.unwrap_or_default();
+            if violated && outcome.trace_incomplete.is_none() {
+                let consumed = report.consumed.min(steps.len());
+                if report.skipped.is_empty() {
+                    self.keep(&run_dir, &steps[..consumed])?;
+                } else {
+                    let _ = std::fs::remove_dir_all(&run_dir);
+                }
+                return Ok(Tried::Violated {
+                    consumed,
+                    skipped: report.skipped,
+                });
+            }
+            let _ = std::fs::remove_dir_all(&run_dir);
+        }
+        Ok(Tried::Failed)
+    }
+
+    /// Makes `run_dir` the output: the reproducer files written into it, then moved over
+    /// the previous best, which is removed only once the new one is in place.
+    fn keep(&self, run_dir: &Path, steps: &[ScriptStep]) -> Result<(), Error> {
+        let script = Script {
+            steps: steps.to_vec(),
+            ..self.template.clone()
+        };
+        script.write(&run_dir.join(REPRO_JSON))?;
+        let yaml = run_dir.join(REPRO_YAML);
+        crate::wasm::write_atomically(&yaml, maestro::flow(&script).as_bytes()).map_err(|source| {
+            ShrinkError::Write {
+                path: yaml.clone(),
+                source,
+            }
+        })?;
+        let write = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| ShrinkError::Write { path, source }
+        };
+        let old = self.work.join("previous-best");
+        if self.output.exists() {
+            std::fs::rename(&self.output, &old).map_err(write(&self.output))?;
+        }
+        std::fs::rename(run_dir, &self.output).map_err(write(&self.output))?;
+        if old.exists() {
+            std::fs::remove_dir_all(&old).map_err(write(&old))?;
+        }
+        Ok(())
+    }
+
+    /// Cycles first: where the app was in the same state (same snapshots, same hierarchy,
+    /// text included) before step `i` and before step `j`, the steps between went round in
+    /// a circle, and a random walk makes many. All of them are dropped at once, else each
+    /// on its own, longest first; repeated while it shortens the best. Cheap, and it leaves
+    /// delta debugging a much shorter sequence.
+    async fn loops(&mut self, on_progress: &mut impl FnMut(&ShrinkProgress)) -> Result<(), Error> {
+        loop {
+            let records = read_steps(&self.output).map_err(not_a_run(&self.output))?;
+            let keys: Vec<String> = records
+                .iter()
+                .filter(|record| record.evaluated)
+                .map(|record| {
+                    let snapshots = serde_json::to_string(&record.state.snapshots).unwrap_or_default();
+                    let hierarchy = serde_json::to_string(&record.state.hierarchy).unwrap_or_default();
+                    format!("{snapshots}\u{1e}{hierarchy}")
+                })
+                .collect();
+            // Greedy, left to right: from each state, jump to its last recurrence before the end.
+            let length = self.best.len().min(keys.len().saturating_sub(1));
+            let mut cycles: Vec<(usize, usize)> = Vec::new();
+            let mut start = 0;
+            while start < length {
+                match (start + 1..length).rev().find(|&end| keys[end] == keys[start]) {
+                    Some(end) => {
+                        cycles.push((start, end));
+                        start = end;
+                    }
+                    None => start += 1,
+                }
+            }
+            if cycles.is_empty() {
+                return Ok(());
+            }
+            let before = self.best.len();
+            let without = |drop: &[(usize, usize)], steps: &[ScriptStep]| -> Vec<ScriptStep> {
+                steps
+                    .iter()
+                    .enumerate()
+                    .filter(|(index, _)| !drop.iter().any(|(from, to)| (*from..*to).contains(index)))
+                    .map(|(_, step)| step.clone())
+                    .collect()
+            };
+            on_progress(&self.progress("cycles", before));
+            let all = without(&cycles, &self.best);
+            if !self.attempt(&all).await? {
+                if self.stopped.is_some() {
+                    return Ok(());
+                }
+                cycles.sort_by_key(|(from, to)| std::cmp::Reverse(to - from));
+                for cycle in cycles {
+                    on_progress(&self.progress("cycles", self.best.len()));
+                    let candidate = without(&[cycle], &self.best);
+                    // Indices are the best's before any change: stop at the first that takes.
+                    if self.attempt(&candidate).await? || self.stopped.is_some() {
+                        break;
+                    }
+                }
+            }
+            if self.best.len() >= before || self.stopped.is_some() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Delta debugging over the steps: drop each of `n` chunks in turn; a drop that
+    /// still violates is kept (and `n` eases off by one), else `n` doubles, down to
+    /// single steps.
+    async fn ddmin(&mut self, on_progress: &mut impl FnMut(&ShrinkProgress)) -> Result<(), Error> {
+        let mut chunks = 2usize;
+        while self.best.len() >= 2 {
+            let length = self.best.len();
+            let size = length.div_ceil(chunks);
+            let mut reduced = false;
+            // From the end: late actions are cheaper to replay without, and a prefix
+            // is what a violation usually needs.
+            for index in (0..length.div_ceil(size)).rev() {
+                on_progress(&self.progress("ddmin", self.best.len()));
+                let start = index * size;
+                let end = (start + size).min(length);
+                let candidate: Vec<ScriptStep> = self.best[..start]
+                    .iter()
+                    .chain(&self.best[end..])
+                    .cloned()
+                    .collect();
+                if self.attempt(&candidate).await? {
+                    reduced = true;
+                    break;
+                }
+                if self.stopped.is_some() {
+                    return Ok(());
+                }
+            }
+            if reduced {
+                chunks = (chunks - 1).max(2);
+            } else if chunks >= length {
+                break;
+            } else {
+                chunks = (chunks * 2).min(length);
+            }
+        }
+        Ok(())
+    }
+
+    /// An element selector instead of each coordinate target where one finds exactly that
+    /// element on the screen the best replay saw; tried all at once, kept if it still violates.
+    async fn selectors(&mut self, on_progress: &mut impl FnMut(&ShrinkProgress)) -> Result<(), Error> {
+        let records = read_steps(&self.output).map_err(not_a_run(&self.output))?;
+        let screens: Vec<_> = records
+            .iter()
+            .filter(|r| r.evaluated)
+            .map(|r| &r.state.hierarchy)
+            .collect();
+        let mut changed = false;
+        // The best replay's evaluated steps are the script's, one each (and one after the last).
+        let candidate: Vec<ScriptStep> = self
+            .best
+            .iter()
+            .zip(&screens)
+            .map(|(step, screen)| {
+                let mut step = step.clone();
+                if let Some(action) = &mut step.action {
+                    for target in targets_mut(action) {
+                        if let Target::Element {
+                            bounds: Some(bounds), ..
+                        } = target
+                            && let Some(selector) = selector_for(screen, bounds)
+                        {
+                            *target = Target::Selector(selector);
+                            changed = true;
+                        }
+                    }
+                }
+                step
+            })
+            .collect();
+        if changed {
+            on_progress(&self.progress("selectors", self.best.len()));
+            self.attempt(&candidate).await?;
+        }
+        Ok(())
+    }
+
+    /// Each typed text cut to the shortest prefix that still violates (a binary search
+    /// over its length: the text a bug needs is often a length, e.g. a note over 40 characters).
+    async fn shorter_texts(&mut self, on_progress: &mut impl FnMut(&ShrinkProgress)) -> Result<(), Error> {
+        let mut index = 0;
+        while index < self.best.len() {
+            let Some(Action::InputText { text, .. }) = &self.best[index].action else {
+                index += 1;
+                continue;
+            };
+            let original: Vec<char> = text.chars().collect();
+            // `works` still violates; `fails` is known not to (or is untried: 0).
+            let (mut fails, mut works) = (0usize, original.len());
+            while works - fails > 1 && self.stopped.is_none() && index < self.best.len() {
+                let middle = fails + (works - fails) / 2;
+                let mut candidate = self.best.clone();
+                if let Some(Action::InputText { text, .. }) = &mut candidate[index].action {
+                    *text = original[..middle].iter().collect();
+                }
+                on_progress(&self.progress("text", self.best.len()));
+                let length = self.best.len();
+                if self.attempt(&candidate).await? {
+                    works = middle;
+                    // Steps were dropped too: `index` may no longer be this text's.
+                    if self.best.len() != length {
+                        break;
+                    }
+                } else {
+                    fails = middle;
+                }
+            }
+            index += 1;
+        }
+        Ok(())
+    }
+}
+
+/// How a candidate's replay went.
+enum Tried {
+    /// The property was violated after `consumed` script steps, of which `skipped` were
+    /// skipped (their target not on screen).
+    Violated { consumed: usize, skipped: Vec<usize> },
+    /// It was not (or the replay failed).
+    Failed,
+}
+
+fn targets_mut(action: &mut Action) -> Vec<&mut Target> {
+    match action {
+        Action::Tap { on } => vec![on],
+        Action::InputText { into, .. } => into.iter_mut().collect(),
+        Action::Swipe { .. } | Action::PressKey { .. } | Action::Wait { .. } => Vec::new(),
+    }
+}
