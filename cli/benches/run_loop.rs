@@ -18,7 +18,6 @@ use bench_common::{Metrics, env_u64, run_dir, uatu_bin, workspace};
 
 const PHASES: [&str; 6] = ["capture", "agent", "spec", "ltl", "plugins", "dispatch"];
 
-
 #[derive(Deserialize)]
 struct Record {
     #[serde(default)]

@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 
 mod bench_common;
 use bench_common::percentile;
-use uatu_device::model::{Bounds, Node, ScreenSize};
 use uatu::spec::{SpecInstance, SpecLimits, SpecModule};
 use uatu::state::State;
+use uatu_device::model::{Bounds, Node, ScreenSize};
 
 fn leaf(id: &str, desc: &str, text: &str, top: i32) -> Node {
     Node {

@@ -47,14 +47,19 @@ fn todomvc() -> PathBuf {
 /// The folder that holds an implementation's `index.html`.
 fn app_root(example: &Path) -> PathBuf {
     let dist = example.join("dist");
-    if dist.join("index.html").exists() { dist } else { example.to_path_buf() }
+    if dist.join("index.html").exists() {
+        dist
+    } else {
+        example.to_path_buf()
+    }
 }
 
 fn main() {
     let steps = env_u64("TODOMVC_STEPS", 300);
     let seed = env_u64("TODOMVC_SEED", 1);
-    let only: Option<Vec<String>> =
-        std::env::var("TODOMVC_ONLY").ok().map(|v| v.split(',').map(str::to_owned).collect());
+    let only: Option<Vec<String>> = std::env::var("TODOMVC_ONLY")
+        .ok()
+        .map(|v| v.split(',').map(str::to_owned).collect());
     let mut examples: Vec<PathBuf> = std::fs::read_dir(todomvc().join("examples"))
         .expect("the TodoMVC examples (set UATU_TODOMVC)")
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -63,10 +68,16 @@ fn main() {
         .collect();
     examples.sort();
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    println!("| implementation | steps | steps/s | p50 step (browser + host) | violated properties (first step, action) |");
+    println!(
+        "| implementation | steps | steps/s | p50 step (browser + host) | violated properties (first step, action) |"
+    );
     println!("|---|---|---|---|---|");
     for example in examples {
-        let name = example.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        let name = example
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
         let root = app_root(&example);
         let addr = runtime.block_on(async {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -78,7 +89,15 @@ fn main() {
         let output = tempfile::tempdir().expect("temp dir");
         let status = Command::new(uatu_bin())
             .current_dir(workspace())
-            .args(["run", "--spec", "examples/todomvc/spec.ts", "--device", "web", "--no-screenshots", "--json"])
+            .args([
+                "run",
+                "--spec",
+                "examples/todomvc/spec.ts",
+                "--device",
+                "web",
+                "--no-screenshots",
+                "--json",
+            ])
             .args(["--url", &format!("http://{addr}/")])
             .args(["--max-steps", &steps.to_string(), "--seed", &seed.to_string()])
             .arg("--output")
@@ -91,7 +110,10 @@ fn main() {
             .map(|_| run_dir(output.path()))
         else {
             let stderr = String::from_utf8_lossy(&status.stderr);
-            println!("| {name} | 0 | – | – | did not run: {} |", stderr.lines().last().unwrap_or_default());
+            println!(
+                "| {name} | 0 | – | – | did not run: {} |",
+                stderr.lines().last().unwrap_or_default()
+            );
             continue;
         };
         let summary: Summary = match std::fs::read(dir.join("summary.json"))
@@ -104,7 +126,9 @@ fn main() {
                 continue;
             }
         };
-        let Ok(trace) = uatu::trace::TraceReader::open(&dir) else { continue };
+        let Ok(trace) = uatu::trace::TraceReader::open(&dir) else {
+            continue;
+        };
         let mut browser = Vec::new();
         let mut host = Vec::new();
         let mut total = Vec::new();
@@ -116,7 +140,13 @@ fn main() {
             host.push(h);
             total.push(b + h);
         }
-        let p50 = |v: &mut Vec<Duration>| if v.is_empty() { 0.0 } else { percentile(v, 0.5).as_secs_f64() * 1000.0 };
+        let p50 = |v: &mut Vec<Duration>| {
+            if v.is_empty() {
+                0.0
+            } else {
+                percentile(v, 0.5).as_secs_f64() * 1000.0
+            }
+        };
         let violated: Vec<String> = summary
             .properties
             .iter()
@@ -127,20 +157,40 @@ fn main() {
                     .as_ref()
                     .and_then(|a| a.get("generator").and_then(|g| g.as_str()).map(str::to_owned))
                     .unwrap_or_default();
-                format!("{} ({}, {action})", p.name, p.first_violation_step.map_or("–".into(), |s| s.to_string()))
+                format!(
+                    "{} ({}, {action})",
+                    p.name,
+                    p.first_violation_step.map_or("–".into(), |s| s.to_string())
+                )
             })
             .collect();
-        let crashes = summary.counts.get("app_crashes").and_then(|c| c.as_u64()).unwrap_or(0);
+        let crashes = summary
+            .counts
+            .get("app_crashes")
+            .and_then(|c| c.as_u64())
+            .unwrap_or(0);
         println!(
             "| {name} | {}{} | {:.1} | {:.1} ms ({:.1} + {:.1}) | {}{} |",
             summary.steps,
-            if summary.stopped == "max-steps" { String::new() } else { format!(" ({})", summary.stopped) },
+            if summary.stopped == "max-steps" {
+                String::new()
+            } else {
+                format!(" ({})", summary.stopped)
+            },
             summary.steps as f64 / (summary.wall_ms as f64 / 1000.0),
             p50(&mut total),
             p50(&mut browser),
             p50(&mut host),
-            if violated.is_empty() { "none".to_string() } else { violated.join("; ") },
-            if crashes > 0 { format!(" · {crashes} app crashes") } else { String::new() },
+            if violated.is_empty() {
+                "none".to_string()
+            } else {
+                violated.join("; ")
+            },
+            if crashes > 0 {
+                format!(" · {crashes} app crashes")
+            } else {
+                String::new()
+            },
         );
     }
 }

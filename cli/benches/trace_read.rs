@@ -26,7 +26,15 @@ fn main() {
                 .arg("run")
                 .arg("--spec")
                 .arg(&spec)
-                .args(["--seed", "7", "--sim-latency", "0", "--max-steps", &steps, "--output"])
+                .args([
+                    "--seed",
+                    "7",
+                    "--sim-latency",
+                    "0",
+                    "--max-steps",
+                    &steps,
+                    "--output",
+                ])
                 .arg(output.path())
                 .output()
                 .expect("uatu runs");
@@ -54,7 +62,10 @@ fn main() {
     let whole = started.elapsed();
     println!("\n### reading a trace of {records} steps ({})\n", dir.display());
     println!("| measure | time |\n|---|---|");
-    println!("| index (scan every line) | {:.1} ms |", indexed.as_secs_f64() * 1e3);
+    println!(
+        "| index (scan every line) | {:.1} ms |",
+        indexed.as_secs_f64() * 1e3
+    );
     println!("| steps 0..50 | {:.1} ms |", first_page.as_secs_f64() * 1e3);
     println!("| the last 50 steps | {:.1} ms |", last_page.as_secs_f64() * 1e3);
     println!("| every record ({all}) | {:.0} ms |", whole.as_secs_f64() * 1e3);

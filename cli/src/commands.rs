@@ -480,7 +480,8 @@ fn build(args: BuildArgs) -> anyhow::Result<ExitStatus> {
         .output
         .clone()
         .unwrap_or_else(|| args.spec.with_extension("wasm"));
-    let module = uatu::spec::build(&args.spec).map_err(|error| Error::from(uatu::spec::LoadError::from(error)))?;
+    let module =
+        uatu::spec::build(&args.spec).map_err(|error| Error::from(uatu::spec::LoadError::from(error)))?;
     uatu::wasm::write_atomically(&output, &module.to_bytes())
         .map_err(|source| Error::io("writing", &output, source))?;
     eprintln!(

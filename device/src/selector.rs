@@ -35,7 +35,8 @@ pub struct CompoundSelector<'a> {
 
 impl<'a> CompoundSelector<'a> {
     fn parse(text: &'a str) -> Option<CompoundSelector<'a>> {
-        let is_name = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_');
+        let is_name =
+            |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_');
         let mut selector = CompoundSelector {
             tag: None,
             classes: Vec::new(),
@@ -144,7 +145,15 @@ mod tests {
 
     #[test]
     fn css_beyond_one_compound_selector_is_refused() {
-        for text in ["css:", "css:ul li", "css:li > a", "css:[data-x]", "css:a:hover", "css:#a#b", "css:li."] {
+        for text in [
+            "css:",
+            "css:ul li",
+            "css:li > a",
+            "css:[data-x]",
+            "css:a:hover",
+            "css:#a#b",
+            "css:li.",
+        ] {
             assert_eq!(Selector::parse(text), None, "{text}");
         }
     }

@@ -104,16 +104,24 @@ impl DeviceChoice {
             })),
             _ if device == "web" => {
                 let url = url.ok_or_else(|| {
-                    ConfigError::invalid("url", "`--device web` needs the app's address: --url http://127.0.0.1:PORT/")
+                    ConfigError::invalid(
+                        "url",
+                        "`--device web` needs the app's address: --url http://127.0.0.1:PORT/",
+                    )
                 })?;
                 let url = url::Url::parse(url)
                     .ok()
                     .filter(|url| matches!(url.scheme(), "http" | "https"))
-                    .ok_or_else(|| ConfigError::invalid("url", format!("`{url}` is not an http:// or https:// address")))?;
+                    .ok_or_else(|| {
+                        ConfigError::invalid("url", format!("`{url}` is not an http:// or https:// address"))
+                    })?;
                 let cdp = cdp
                     .map(|ws| match ws.starts_with("ws://") || ws.starts_with("wss://") {
                         true => Ok(ws.to_string()),
-                        false => Err(ConfigError::invalid("cdp", format!("`{ws}` is not a ws:// DevTools address"))),
+                        false => Err(ConfigError::invalid(
+                            "cdp",
+                            format!("`{ws}` is not a ws:// DevTools address"),
+                        )),
                     })
                     .transpose()?;
                 Ok(DeviceChoice::Web(WebChoice { url, cdp }))

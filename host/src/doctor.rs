@@ -52,7 +52,10 @@ pub async fn check_device(device: &DeviceChoice, bundle_id: &str) -> Vec<Check> 
     };
     let driver: &dyn Driver = connected.driver.as_ref();
     let agent = &connected.agent;
-    checks.push(Check::of("driver", Ok(format!("connected to {}", driver.describe()))));
+    checks.push(Check::of(
+        "driver",
+        Ok(format!("connected to {}", driver.describe())),
+    ));
     checks.push(Check::of(
         "health",
         match driver.health().await {
@@ -122,7 +125,10 @@ pub async fn check_device(device: &DeviceChoice, bundle_id: &str) -> Vec<Check> 
                     state.snapshots.len(),
                     state
                         .coverage
-                        .map_or("not reported".to_string(), |probes| format!("{} probes", probes.len()))
+                        .map_or("not reported".to_string(), |probes| format!(
+                            "{} probes",
+                            probes.len()
+                        ))
                 )),
                 (Err(error), _) | (Ok(_), Err(error)) => Err(error.to_string()),
             },
@@ -167,7 +173,10 @@ pub fn real_device_requirements() -> Vec<Requirement> {
     };
     [
         ("adb", "to reach the device or emulator"),
-        ("emulator", "to start an Android emulator (or attach a device over USB)"),
+        (
+            "emulator",
+            "to start an Android emulator (or attach a device over USB)",
+        ),
         ("java", "to run the Android sidecar (sidecar-maestro/)"),
     ]
     .into_iter()

@@ -240,7 +240,8 @@ impl Settings {
     pub fn defaults() -> &'static Settings {
         static DEFAULTS: OnceLock<Settings> = OnceLock::new();
         DEFAULTS.get_or_init(|| {
-            toml::from_str(DEFAULTS_TOML).unwrap_or_else(|error| panic!("the embedded defaults.toml is invalid: {error}"))
+            toml::from_str(DEFAULTS_TOML)
+                .unwrap_or_else(|error| panic!("the embedded defaults.toml is invalid: {error}"))
         })
     }
 
@@ -359,7 +360,10 @@ impl RunConfig {
         let required = |setting: &str| ConfigError::invalid(setting, "missing from the built-in defaults");
 
         let spec = settings.spec.ok_or_else(|| {
-            ConfigError::invalid("spec", "no spec given: pass --spec <file> or set `spec` in uatu.toml")
+            ConfigError::invalid(
+                "spec",
+                "no spec given: pass --spec <file> or set `spec` in uatu.toml",
+            )
         })?;
         let device = DeviceChoice::parse(
             settings.device.as_deref().ok_or_else(|| required("device"))?,
@@ -384,7 +388,10 @@ impl RunConfig {
         };
         let spec_timeout = parse_duration(
             "spec-timeout",
-            settings.spec_timeout.as_deref().ok_or_else(|| required("spec-timeout"))?,
+            settings
+                .spec_timeout
+                .as_deref()
+                .ok_or_else(|| required("spec-timeout"))?,
         )?;
         Ok(RunConfig {
             spec,
@@ -442,7 +449,12 @@ fn resolve_plugins(
         // rather than silently ignoring it.
         match config.remove("path") {
             Some(toml::Value::String(path)) => add(name, PathBuf::from(path), config)?,
-            Some(_) => return Err(ConfigError::invalid(format!("plugins.{name}.path"), "must be a string")),
+            Some(_) => {
+                return Err(ConfigError::invalid(
+                    format!("plugins.{name}.path"),
+                    "must be a string",
+                ));
+            }
             None => {
                 return Err(ConfigError::invalid(
                     format!("plugins.{name}"),
@@ -461,7 +473,12 @@ pub fn plugin_name(path: &Path) -> Result<String, ConfigError> {
     path.file_stem()
         .map(|stem| stem.to_string_lossy().into_owned())
         .filter(|stem| !stem.is_empty())
-        .ok_or_else(|| ConfigError::invalid("plugin", format!("`{}` does not name a plugin file", path.display())))
+        .ok_or_else(|| {
+            ConfigError::invalid(
+                "plugin",
+                format!("`{}` does not name a plugin file", path.display()),
+            )
+        })
 }
 
 /// Parses `30s`, `5m`, `2h`, `250ms`, or `0`, naming `setting` when it cannot.
@@ -470,7 +487,10 @@ pub fn parse_duration(setting: &str, text: &str) -> Result<Duration, ConfigError
         return Ok(Duration::ZERO);
     }
     humantime::parse_duration(text.trim()).map_err(|e| {
-        ConfigError::invalid(setting, format!("`{text}` is not a duration such as 30s, 5m or 2h: {e}"))
+        ConfigError::invalid(
+            setting,
+            format!("`{text}` is not a duration such as 30s, 5m or 2h: {e}"),
+        )
     })
 }
 
@@ -513,7 +533,10 @@ mod tests {
             hierarchy: Some(HierarchyMode::Auto),
             ..flags("s.ts")
         };
-        assert_eq!(RunConfig::resolve(over, file).expect("resolves").hierarchy, HierarchyMode::Auto);
+        assert_eq!(
+            RunConfig::resolve(over, file).expect("resolves").hierarchy,
+            HierarchyMode::Auto
+        );
         let error = parse("hierarchy = \"uiautomator\"\n").unwrap_err().to_string();
         assert!(error.contains("hierarchy") && error.contains("line 1"), "{error}");
     }
@@ -528,7 +551,8 @@ mod tests {
 
     #[test]
     fn flags_override_the_file_and_the_file_overrides_defaults() {
-        let file = parse("spec = \"spec.ts\"\nseed = 3\nmax-steps = 10\nstrict = true\njson = true\n").expect("parses");
+        let file = parse("spec = \"spec.ts\"\nseed = 3\nmax-steps = 10\nstrict = true\njson = true\n")
+            .expect("parses");
         let flags = Settings {
             seed: Some(9),
             json: Some(false),

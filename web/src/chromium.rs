@@ -173,7 +173,11 @@ impl Drop for Chromium {
 /// own group) when its stdin, whose only writer is this process, reaches end of file.
 fn spawn_watchdog(group: u32) -> std::io::Result<(Child, ChildStdin)> {
     let mut watchdog = Command::new("/bin/sh")
-        .args(["-c", "trap '' INT HUP TERM; read _ignored; kill -KILL 0", "uatu-web-watchdog"])
+        .args([
+            "-c",
+            "trap '' INT HUP TERM; read _ignored; kill -KILL 0",
+            "uatu-web-watchdog",
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -202,7 +206,9 @@ pub fn version(executable: &Path) -> Result<String, WebError> {
             source,
         })?;
     let text = String::from_utf8_lossy(&output.stdout);
-    let version = text.lines().find(|line| line.starts_with("Chromium") || line.starts_with("Google"));
+    let version = text
+        .lines()
+        .find(|line| line.starts_with("Chromium") || line.starts_with("Google"));
     version
         .map(|line| line.trim().to_owned())
         .ok_or_else(|| WebError::BrowserExited {

@@ -136,18 +136,20 @@ impl WebDevice {
         let (chromium, websocket) = match &config.browser {
             BrowserSource::Launch { executable } => {
                 let executable = chromium::executable(executable.as_deref());
-                let chromium = tokio::task::block_in_place(|| Chromium::launch(&executable, config.viewport))?;
+                let chromium =
+                    tokio::task::block_in_place(|| Chromium::launch(&executable, config.viewport))?;
                 let websocket = chromium.websocket.clone();
                 (Some(chromium), websocket)
             }
             BrowserSource::Connect { websocket } => (None, websocket.clone()),
         };
-        let (browser, mut handler) = Browser::connect(websocket.clone())
-            .await
-            .map_err(|error| WebError::Connect {
-                websocket: websocket.clone(),
-                message: error.to_string(),
-            })?;
+        let (browser, mut handler) =
+            Browser::connect(websocket.clone())
+                .await
+                .map_err(|error| WebError::Connect {
+                    websocket: websocket.clone(),
+                    message: error.to_string(),
+                })?;
         let handler = tokio::spawn(async move {
             // Each item is one processed message; the stream ends with the connection.
             while handler.next().await.is_some() {}
@@ -229,9 +231,14 @@ impl WebDevice {
         };
         let listener = self.listen(&page, generation).await?;
         let (width, height) = self.shared.config.viewport;
-        page.execute(SetDeviceMetricsOverrideParams::new(width as i64, height as i64, 1.0, false))
-            .await
-            .map_err(|e| self.error(call, e))?;
+        page.execute(SetDeviceMetricsOverrideParams::new(
+            width as i64,
+            height as i64,
+            1.0,
+            false,
+        ))
+        .await
+        .map_err(|e| self.error(call, e))?;
         page.execute(AddScriptToEvaluateOnNewDocumentParams::new(IDLE_OBSERVER))
             .await
             .map_err(|e| self.error(call, e))?;
@@ -250,18 +257,26 @@ impl WebDevice {
     async fn listen(&self, page: &Page, generation: u64) -> Result<JoinHandle<()>, DeviceError> {
         let call = "Launch";
         let err = |e: chromiumoxide::error::CdpError| self.error(call, e);
-        let mut console = page.event_listener::<EventConsoleApiCalled>().await.map_err(err)?;
+        let mut console = page
+            .event_listener::<EventConsoleApiCalled>()
+            .await
+            .map_err(err)?;
         let mut exceptions = page.event_listener::<EventExceptionThrown>().await.map_err(err)?;
         let mut crashes = page.event_listener::<EventTargetCrashed>().await.map_err(err)?;
         let mut navigations = page.event_listener::<EventFrameNavigated>().await.map_err(err)?;
-        let mut requests = page.event_listener::<EventRequestWillBeSent>().await.map_err(err)?;
+        let mut requests = page
+            .event_listener::<EventRequestWillBeSent>()
+            .await
+            .map_err(err)?;
         let mut finished = page.event_listener::<EventLoadingFinished>().await.map_err(err)?;
         let mut failed = page.event_listener::<EventLoadingFailed>().await.map_err(err)?;
         for enabled in [
             page.execute(runtime::EnableParams::default()).await.map(|_| ()),
             page.execute(network::EnableParams::default()).await.map(|_| ()),
             page.execute(inspector::EnableParams::default()).await.map(|_| ()),
-            page.execute(performance::EnableParams::default()).await.map(|_| ()),
+            page.execute(performance::EnableParams::default())
+                .await
+                .map(|_| ()),
         ] {
             enabled.map_err(err)?;
         }
@@ -361,7 +376,9 @@ impl Shared {
 
     pub fn lock_events(&self) -> MutexGuard<'_, PageEvents> {
         // A poisoned lock only means a listener panicked mid-push; the data is still usable.
-        self.events.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.events
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn push_log(&self, entry: LogEntry) {
@@ -399,7 +416,10 @@ impl Shared {
             Some(app) => app.page.clone(),
             None => return Err("no app page is open".into()),
         };
-        let result = page.evaluate_expression(expression).await.map_err(|e| e.to_string())?;
+        let result = page
+            .evaluate_expression(expression)
+            .await
+            .map_err(|e| e.to_string())?;
         Ok(result.value().cloned().unwrap_or(serde_json::Value::Null))
     }
 }
@@ -441,7 +461,11 @@ fn exception_info(details: &ExceptionDetails, time: u64) -> ExceptionInfo {
     let description = details
         .exception
         .as_ref()
-        .and_then(|e| e.description.clone().or_else(|| e.value.as_ref().map(|v| v.to_string())))
+        .and_then(|e| {
+            e.description
+                .clone()
+                .or_else(|| e.value.as_ref().map(|v| v.to_string()))
+        })
         .unwrap_or_else(|| details.text.clone());
     let class = details
         .exception
@@ -533,7 +557,8 @@ impl Driver for WebDevice {
 
     async fn press_key(&self, key: Key) -> Result<InputOutcome, DeviceError> {
         self.interrupt_clicks();
-        self.dispatch("PressKey", input::key_press(input::web_key(key))).await
+        self.dispatch("PressKey", input::key_press(input::web_key(key)))
+            .await
     }
 
     async fn sleep(&self, duration: Duration) -> Result<InputOutcome, DeviceError> {
@@ -544,12 +569,17 @@ impl Driver for WebDevice {
     async fn screenshot(&self) -> Result<Screenshot, DeviceError> {
         let page = self.page("Screenshot").await?;
         let png = page
-            .screenshot(ScreenshotParams::builder().format(CaptureScreenshotFormat::Png).build())
+            .screenshot(
+                ScreenshotParams::builder()
+                    .format(CaptureScreenshotFormat::Png)
+                    .build(),
+            )
             .await
             .map_err(|e| self.error("Screenshot", e))?;
-        let (width, height) = image::ImageReader::with_format(std::io::Cursor::new(&png), image::ImageFormat::Png)
-            .into_dimensions()
-            .map_err(|e| self.error("Screenshot", format!("the browser sent an unreadable PNG: {e}")))?;
+        let (width, height) =
+            image::ImageReader::with_format(std::io::Cursor::new(&png), image::ImageFormat::Png)
+                .into_dimensions()
+                .map_err(|e| self.error("Screenshot", format!("the browser sent an unreadable PNG: {e}")))?;
         Ok(Screenshot { png, width, height })
     }
 
@@ -559,11 +589,13 @@ impl Driver for WebDevice {
             .evaluate_expression(HIERARCHY)
             .await
             .map_err(|e| self.error("Hierarchy", e))?;
-        result.into_value::<Hierarchy>().map_err(|e| DeviceError::InvalidAnswer {
-            call: "Hierarchy",
-            device: self.describe.clone(),
-            message: e.to_string(),
-        })
+        result
+            .into_value::<Hierarchy>()
+            .map_err(|e| DeviceError::InvalidAnswer {
+                call: "Hierarchy",
+                device: self.describe.clone(),
+                message: e.to_string(),
+            })
     }
 
     async fn recent_logs(&self, since_ms: u64, min_level: LogLevel) -> Result<Vec<LogEntry>, DeviceError> {
@@ -588,7 +620,9 @@ impl Driver for WebDevice {
                 let events = self.shared.lock_events();
                 let settled = |at: Option<Instant>| at.is_none_or(|at| at.elapsed() >= settle);
                 events.dead.is_some()
-                    || (events.inflight.is_empty() && settled(events.network_changed) && settled(events.last_input))
+                    || (events.inflight.is_empty()
+                        && settled(events.network_changed)
+                        && settled(events.last_input))
             };
             let since_mutation = match page.evaluate_expression(SINCE_MUTATION).await {
                 Ok(result) => result.into_value::<f64>().unwrap_or(f64::MAX),

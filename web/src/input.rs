@@ -4,7 +4,8 @@
 use std::time::{Duration, Instant};
 
 use chromiumoxide::cdp::browser_protocol::input::{
-    DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType, MouseButton,
+    DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
+    MouseButton,
 };
 use chromiumoxide::keys::{KeyDefinition, USKEYBOARD_LAYOUT};
 use uatu_device::model::{Key, Point};

@@ -64,7 +64,9 @@ impl WebConfig {
 /// A web device failure outside a [`Driver`] call (those are `DeviceError`s).
 #[derive(Debug, thiserror::Error)]
 pub enum WebError {
-    #[error("cannot start the browser {executable}: {source} (install Debian's `chromium`, or pass --cdp ws://…)")]
+    #[error(
+        "cannot start the browser {executable}: {source} (install Debian's `chromium`, or pass --cdp ws://…)"
+    )]
     Spawn {
         executable: PathBuf,
         source: std::io::Error,

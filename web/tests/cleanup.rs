@@ -21,12 +21,19 @@ const CHILD: &str = "UATU_WEB_CLEANUP_CHILD";
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_device_stops_every_browser_process() {
     let device = launched("widgets.html", None).await;
-    let profile = device.user_data_dir().expect("a launched browser").display().to_string();
+    let profile = device
+        .user_data_dir()
+        .expect("a launched browser")
+        .display()
+        .to_string();
     assert!(!processes_mentioning(&profile).is_empty(), "the browser runs");
     drop(device);
     let left = wait_until_none_mention(&profile, Duration::from_secs(10));
     assert!(left.is_empty(), "browser processes left after drop: {left:?}");
-    assert!(!std::path::Path::new(&profile).exists(), "the profile directory is removed");
+    assert!(
+        !std::path::Path::new(&profile).exists(),
+        "the profile directory is removed"
+    );
 }
 
 /// Not a test by itself: the process the killed-host tests start and kill.
@@ -37,7 +44,9 @@ async fn child_owns_a_browser() {
         return;
     }
     let addr = serve(pages()).await;
-    let device = WebDevice::start(config(addr, "widgets.html"), None).await.expect("start");
+    let device = WebDevice::start(config(addr, "widgets.html"), None)
+        .await
+        .expect("start");
     let profile = device.user_data_dir().expect("launched").display().to_string();
     println!("PROFILE {profile}");
     tokio::time::sleep(Duration::from_secs(120)).await;
@@ -46,7 +55,13 @@ async fn child_owns_a_browser() {
 /// Starts the child, returns it with its browser's profile directory.
 fn child_with_browser() -> (std::process::Child, String) {
     let mut child = Command::new(std::env::current_exe().expect("test binary"))
-        .args(["--exact", "child_owns_a_browser", "--ignored", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "child_owns_a_browser",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD, "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -57,14 +72,20 @@ fn child_with_browser() -> (std::process::Child, String) {
         .lines()
         .map_while(Result::ok)
         // The harness prints `test child_owns_a_browser ... ` on the same line first.
-        .find_map(|line| line.split_once("PROFILE ").map(|(_, profile)| profile.trim().to_owned()))
+        .find_map(|line| {
+            line.split_once("PROFILE ")
+                .map(|(_, profile)| profile.trim().to_owned())
+        })
         .expect("the child reports its browser");
     (child, profile)
 }
 
 fn killed_host_leaves_no_browser(signal: Signal) {
     let (mut child, profile) = child_with_browser();
-    assert!(!processes_mentioning(&profile).is_empty(), "the child's browser runs");
+    assert!(
+        !processes_mentioning(&profile).is_empty(),
+        "the child's browser runs"
+    );
     kill(Pid::from_raw(child.id() as i32), signal).expect("signal the child");
     let _ = child.wait();
     let left = wait_until_none_mention(&profile, Duration::from_secs(10));

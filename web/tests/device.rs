@@ -34,7 +34,9 @@ async fn disconnect_reason(agent: &AgentListener) -> String {
 
 async fn page_log(device: &uatu_web::WebDevice) -> String {
     let hierarchy = device.hierarchy().await.expect("hierarchy");
-    find(&hierarchy, "id:log").map(|n| n.text.clone()).unwrap_or_default()
+    find(&hierarchy, "id:log")
+        .map(|n| n.text.clone())
+        .unwrap_or_default()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -44,21 +46,37 @@ async fn every_selector_kind_finds_its_element_and_hidden_ones_are_left_out() {
     assert_eq!((hierarchy.screen.width, hierarchy.screen.height), (800, 600));
 
     let save = find(&hierarchy, "id:save").expect("id:save");
-    assert_eq!((save.text.as_str(), save.class_name.as_str(), save.package.as_str()), ("Save", "button", "button"));
+    assert_eq!(
+        (
+            save.text.as_str(),
+            save.class_name.as_str(),
+            save.package.as_str()
+        ),
+        ("Save", "button", "button")
+    );
     assert!(save.clickable && save.enabled && !save.bounds.is_empty());
 
     let close = find(&hierarchy, "desc:Close dialog").expect("desc: (aria-label)");
     assert_eq!(close.text, "x");
     let name = find(&hierarchy, "desc:Your name").expect("desc: (label for)");
-    assert_eq!((name.id.as_str(), name.text.as_str(), name.package.as_str()), ("name", "Ada", "textbox"));
+    assert_eq!(
+        (name.id.as_str(), name.text.as_str(), name.package.as_str()),
+        ("name", "Ada", "textbox")
+    );
 
     let banner = find(&hierarchy, "testid:banner").expect("testid:");
     assert_eq!(banner.text, "Hello 3 items");
-    assert_eq!(find(&hierarchy, "text:Hello 3 items").map(|n| &n.id), Some(&banner.id));
+    assert_eq!(
+        find(&hierarchy, "text:Hello 3 items").map(|n| &n.id),
+        Some(&banner.id)
+    );
 
     let done = find(&hierarchy, "css:li.todo.completed").expect("css:");
     assert_eq!(done.text, "first");
-    let todos = hierarchy.root.descendants().filter(|n| Selector::parse("css:li.todo").expect("css").matches(n));
+    let todos = hierarchy
+        .root
+        .descendants()
+        .filter(|n| Selector::parse("css:li.todo").expect("css").matches(n));
     assert_eq!(todos.count(), 2);
 
     let agree = find(&hierarchy, "id:agree").expect("checkbox");
@@ -80,7 +98,10 @@ async fn taps_keys_text_and_wheel_reach_the_page_as_real_events() {
     device.tap(save).await.expect("tap");
     assert_eq!(page_log(&device).await, "click save");
     device.tap(save).await.expect("second tap");
-    assert!(page_log(&device).await.ends_with("dblclick save"), "two quick taps are a double click");
+    assert!(
+        page_log(&device).await.ends_with("dblclick save"),
+        "two quick taps are a double click"
+    );
 
     device.tap(name).await.expect("tap the field");
     let focused = device.hierarchy().await.expect("hierarchy");
@@ -104,7 +125,10 @@ async fn taps_keys_text_and_wheel_reach_the_page_as_real_events() {
         assert!(log.contains(line), "missing `{line}` in:\n{log}");
     }
     let after_tab = device.hierarchy().await.expect("hierarchy");
-    assert!(find(&after_tab, "id:name").is_some_and(|n| !n.focused), "Tab moves focus on");
+    assert!(
+        find(&after_tab, "id:name").is_some_and(|n| !n.focused),
+        "Tab moves focus on"
+    );
 
     let by_selector = device
         .tap_selector(&DeviceSelector::ContentDescription("Close dialog".into()))
@@ -125,7 +149,10 @@ async fn taps_keys_text_and_wheel_reach_the_page_as_real_events() {
     let scrolled = device.hierarchy().await.expect("hierarchy");
     let log = page_log(&device).await;
     assert!(log.contains("wheel 0 300"), "{log}");
-    assert_eq!(find(&scrolled, "id:save").expect("save").bounds.top, top_before - 300);
+    assert_eq!(
+        find(&scrolled, "id:save").expect("save").bounds.top,
+        top_before - 300
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -135,29 +162,49 @@ async fn idle_is_reached_on_a_still_page_and_capped_on_one_that_keeps_mutating()
     assert!(outcome.idle);
 
     let busy = launched("busy.html", None).await;
-    let before = busy.wait_for_idle(Duration::from_millis(300)).await.expect("wait");
+    let before = busy
+        .wait_for_idle(Duration::from_millis(300))
+        .await
+        .expect("wait");
     assert!(!before.idle, "a page that mutates every 10 ms is never idle");
     // The host's timeout is larger than the cap: the cap ends the wait.
     let capped = busy.wait_for_idle(Duration::from_secs(60)).await.expect("wait");
     assert!(!capped.idle);
-    assert!(capped.device_time_ms >= before.device_time_ms + 2_000, "ended by the 2 s cap");
+    assert!(
+        capped.device_time_ms >= before.device_time_ms + 2_000,
+        "ended by the 2 s cap"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn console_errors_are_logs_and_uncaught_exceptions_and_snapshots_reach_the_agent() {
-    let agent = AgentListener::bind(ListenerConfig::default()).await.expect("agent socket");
+    let agent = AgentListener::bind(ListenerConfig::default())
+        .await
+        .expect("agent socket");
     let device = launched("faulty.html", Some(agent.socket_path().to_path_buf())).await;
-    let hello = agent.wait_for_app(Duration::from_secs(10)).await.expect("the web SDK connects");
+    let hello = agent
+        .wait_for_app(Duration::from_secs(10))
+        .await
+        .expect("the web SDK connects");
     assert_eq!(hello.platform, "web");
 
     let hierarchy = device.hierarchy().await.expect("hierarchy");
-    device.tap(find(&hierarchy, "id:shout").expect("shout").bounds.centre()).await.expect("tap");
-    device.tap(find(&hierarchy, "id:throw").expect("throw").bounds.centre()).await.expect("tap");
+    device
+        .tap(find(&hierarchy, "id:shout").expect("shout").bounds.centre())
+        .await
+        .expect("tap");
+    device
+        .tap(find(&hierarchy, "id:throw").expect("throw").bounds.centre())
+        .await
+        .expect("tap");
     device.wait_for_idle(Duration::from_secs(2)).await.expect("idle");
 
     let errors = device.recent_logs(0, LogLevel::Error).await.expect("logs");
     assert_eq!(errors.len(), 1, "{errors:?}");
-    assert_eq!((errors[0].tag.as_str(), errors[0].message.as_str()), ("console", "boom: the list is gone"));
+    assert_eq!(
+        (errors[0].tag.as_str(), errors[0].message.as_str()),
+        ("console", "boom: the list is gone")
+    );
 
     let state = agent.pause(Duration::from_secs(5)).await.expect("STATE");
     assert_eq!(state.snapshots.get("todos"), Some(&serde_json::json!(2)));
@@ -172,30 +219,51 @@ async fn console_errors_are_logs_and_uncaught_exceptions_and_snapshots_reach_the
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crashed_page_and_a_page_that_leaves_the_app_end_the_app_connection_and_relaunch_works() {
-    let agent = AgentListener::bind(ListenerConfig::default()).await.expect("agent socket");
+    let agent = AgentListener::bind(ListenerConfig::default())
+        .await
+        .expect("agent socket");
     let device = launched("faulty.html", Some(agent.socket_path().to_path_buf())).await;
-    agent.wait_for_app(Duration::from_secs(10)).await.expect("connects");
+    agent
+        .wait_for_app(Duration::from_secs(10))
+        .await
+        .expect("connects");
 
     // Crash the renderer from a second DevTools client, as a renderer bug would.
-    let (browser, mut handler) = Browser::connect(device.devtools_websocket()).await.expect("second client");
+    let (browser, mut handler) = Browser::connect(device.devtools_websocket())
+        .await
+        .expect("second client");
     tokio::spawn(async move { while handler.next().await.is_some() {} });
     tokio::time::sleep(Duration::from_millis(200)).await;
     let pages = browser.pages().await.expect("pages");
     let page = pages
         .into_iter()
-        .find(|p| futures::executor::block_on(p.url()).ok().flatten().is_some_and(|u| u.ends_with("faulty.html")))
+        .find(|p| {
+            futures::executor::block_on(p.url())
+                .ok()
+                .flatten()
+                .is_some_and(|u| u.ends_with("faulty.html"))
+        })
         .expect("the app page");
     let _ = page.execute(CrashParams::default()).await;
     let reason = disconnect_reason(&agent).await;
     assert!(reason.contains("crash: WebPageCrashed"), "{reason}");
 
     device.launch("web", false, None).await.expect("relaunch");
-    agent.wait_for_app(Duration::from_secs(10)).await.expect("reconnects");
-    agent.pause(Duration::from_secs(5)).await.expect("the new page answers");
+    agent
+        .wait_for_app(Duration::from_secs(10))
+        .await
+        .expect("reconnects");
+    agent
+        .pause(Duration::from_secs(5))
+        .await
+        .expect("the new page answers");
     agent.resume().await.expect("resume");
 
     let hierarchy = device.hierarchy().await.expect("hierarchy");
-    device.tap(find(&hierarchy, "id:away").expect("away").bounds.centre()).await.expect("tap");
+    device
+        .tap(find(&hierarchy, "id:away").expect("away").bounds.centre())
+        .await
+        .expect("tap");
     let reason = disconnect_reason(&agent).await;
     assert!(reason.contains("crash: WebPageLeftApp"), "{reason}");
 }

@@ -213,21 +213,35 @@ fn the_fake_devices_app_reaches_the_host_with_the_run_token_and_its_hierarchy_is
     for step in &steps {
         // The real SDK core's snapshots, through the forward and the token check.
         let snapshots = &step["state"]["snapshots"];
-        assert!(snapshots["screen"].as_str().is_some_and(|s| s.starts_with("folio-")), "{step}");
+        assert!(
+            snapshots["screen"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("folio-")),
+            "{step}"
+        );
         assert_eq!(snapshots["launches"], 1, "{step}");
         // The app's own windows, not the sidecar's dump.
         assert_eq!(step["hierarchySource"], "app", "{step}");
         let root = &step["state"]["hierarchy"];
         assert_eq!(root["desc"], IN_APP_MARK, "{step}");
-        assert_eq!(root["children"][0]["class"], "android.widget.FrameLayout", "{step}");
+        assert_eq!(
+            root["children"][0]["class"], "android.widget.FrameLayout",
+            "{step}"
+        );
     }
     // The spec's taps reached the fake device: it moved on to its second screen.
     assert_eq!(steps[0]["state"]["snapshots"]["screen"], "folio-accounts");
     assert!(
-        steps.iter().any(|step| step["state"]["snapshots"]["screen"] == "folio-account"),
+        steps
+            .iter()
+            .any(|step| step["state"]["snapshots"]["screen"] == "folio-account"),
         "{steps:?}"
     );
-    assert_eq!(token_like_words(&written), Vec::<String>::new(), "a run token was recorded");
+    assert_eq!(
+        token_like_words(&written),
+        Vec::<String>::new(),
+        "a run token was recorded"
+    );
 }
 
 #[test]
@@ -248,7 +262,8 @@ fn hierarchy_sidecar_uses_the_uiautomator_dump_even_when_the_app_could_read_its_
 
 #[test]
 fn an_app_presenting_another_token_is_refused_and_the_run_says_why() {
-    let (code, stderr, steps, _) = run_on_fake_device("builtin?app-token=0123456789abcdef0123456789abcdef", &[]);
+    let (code, stderr, steps, _) =
+        run_on_fake_device("builtin?app-token=0123456789abcdef0123456789abcdef", &[]);
     assert_eq!(code, 3, "{stderr}");
     assert!(
         stderr.contains("run token mismatch: the app's token is not this run's"),

@@ -20,7 +20,8 @@ fn help_lists_every_subcommand_and_the_exit_codes() {
     let (code, help, _) = uatu(&["--help"]);
     assert_eq!(code, 0);
     for subcommand in [
-        "run", "build", "check", "replay", "shrink", "sim", "inspect", "report", "doctor", "plugin", "version",
+        "run", "build", "check", "replay", "shrink", "sim", "inspect", "report", "doctor", "plugin",
+        "version",
     ] {
         assert!(
             help.lines().any(|l| l.trim_start().starts_with(subcommand)),

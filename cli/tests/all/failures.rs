@@ -35,7 +35,10 @@ fn a_full_disk_ends_the_run_with_its_verdicts_exit_3_and_no_partial_file() {
         "could not mount a tmpfs in a user namespace: {stderr}"
     );
     assert!(stdout.contains("exit=3\n"), "exit code:\n{stdout}\n{stderr}");
-    assert!(stdout.contains("property") && stdout.contains("verdict"), "no verdict table:\n{stdout}");
+    assert!(
+        stdout.contains("property") && stdout.contains("verdict"),
+        "no verdict table:\n{stdout}"
+    );
     assert!(stdout.contains("stopped by trace-error"), "{stdout}");
     assert!(
         stdout.contains("(incomplete: it ends at step"),
@@ -73,7 +76,17 @@ fn a_device_whose_app_never_connects_exits_3_with_a_summary() {
     // The simulator needs a moment to listen; an unreachable device is another test.
     for _ in 0..50 {
         let run = Command::new(UATU)
-            .args(["run", "--spec", SPEC, "--json", "--max-steps", "5", "--device", &device, "--output"])
+            .args([
+                "run",
+                "--spec",
+                SPEC,
+                "--json",
+                "--max-steps",
+                "5",
+                "--device",
+                &device,
+                "--output",
+            ])
             .arg(dir.path())
             .output()
             .expect("uatu runs");
@@ -92,8 +105,15 @@ fn a_device_whose_app_never_connects_exits_3_with_a_summary() {
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON summary");
     assert_eq!(summary["stopped"], "device-lost", "{summary}");
     assert_eq!(summary["exit_code"], 3);
-    assert!(stderr.contains("no app"), "the error names what is missing: {stderr}");
-    assert!(Path::new(summary["run_dir"].as_str().expect("run_dir")).join("summary.json").is_file());
+    assert!(
+        stderr.contains("no app"),
+        "the error names what is missing: {stderr}"
+    );
+    assert!(
+        Path::new(summary["run_dir"].as_str().expect("run_dir"))
+            .join("summary.json")
+            .is_file()
+    );
 }
 
 #[test]
@@ -112,7 +132,16 @@ fn a_plugin_file_that_is_not_wasm_is_refused_in_one_readable_line() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     let lines: Vec<&str> = stderr.lines().filter(|line| !line.trim().is_empty()).collect();
     assert_eq!(lines.len(), 1, "one line:\n{stderr}");
-    assert!(lines[0].contains("plugin `notes`") && lines[0].contains("not WebAssembly"), "{stderr}");
-    assert!(!dir.path().join("runs").exists() || std::fs::read_dir(dir.path().join("runs")).expect("list").next().is_none(),
-        "no run directory is left behind");
+    assert!(
+        lines[0].contains("plugin `notes`") && lines[0].contains("not WebAssembly"),
+        "{stderr}"
+    );
+    assert!(
+        !dir.path().join("runs").exists()
+            || std::fs::read_dir(dir.path().join("runs"))
+                .expect("list")
+                .next()
+                .is_none(),
+        "no run directory is left behind"
+    );
 }

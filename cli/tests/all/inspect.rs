@@ -312,7 +312,10 @@ fn no_url_leaves_the_runs_directory() {
     }
     // Inside the run, the same file is served.
     let first = uatu::trace::read_page(&fixture.runs.join(&fixture.id), 0, 1).expect("step 0");
-    let screenshot = first.steps[0].screenshot.clone().expect("step 0 has a screenshot");
+    let screenshot = first.steps[0]
+        .screenshot
+        .clone()
+        .expect("step 0 has a screenshot");
     let (status, _) = server.get(&format!("/api/runs/r1/files/{screenshot}"));
     assert_eq!(status, 200, "{screenshot}");
 }
@@ -336,7 +339,10 @@ fn copy_run(from: &Path, to: &Path, steps: Option<usize>) {
             std::fs::write(to.join("trace.jsonl"), trace).expect("writes");
         }
         Some(n) => {
-            let kept: String = trace.split_inclusive('\n').take(header_lines(&trace) + n).collect();
+            let kept: String = trace
+                .split_inclusive('\n')
+                .take(header_lines(&trace) + n)
+                .collect();
             std::fs::write(to.join("trace.jsonl"), kept).expect("writes");
         }
     }

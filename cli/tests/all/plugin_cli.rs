@@ -46,7 +46,8 @@ fn scaffold_build_and_load(kinds: &[(&str, &str, Kind)]) {
             "plugin new: {}",
             String::from_utf8_lossy(&new.stderr)
         );
-        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).expect("the scaffold has a Cargo.toml");
+        let manifest =
+            std::fs::read_to_string(dir.join("Cargo.toml")).expect("the scaffold has a Cargo.toml");
         assert!(manifest.contains("uatu-plugin-sdk = { path ="), "{manifest}");
 
         let out = work.path().join(format!("{name}.wasm"));
@@ -73,7 +74,8 @@ fn scaffold_build_and_load(kinds: &[(&str, &str, Kind)]) {
             no_cache: true,
             ..LoadOptions::default()
         };
-        let mut plugins = PluginSet::load(&[spec(out, name, "")], &run_dir, &options).expect("the scaffolded plugin loads");
+        let mut plugins =
+            PluginSet::load(&[spec(out, name, "")], &run_dir, &options).expect("the scaffolded plugin loads");
         assert_eq!(plugins.plugins_meta()[0].kind, expected);
         match expected {
             Kind::Strategy => {
@@ -83,15 +85,22 @@ fn scaffold_build_and_load(kinds: &[(&str, &str, Kind)]) {
                 assert_eq!(chosen, Some(1), "round-robin starts at the second candidate");
             }
             Kind::Extractor => {
-                let values = plugins.extract(&state(0, 2, None), None).expect("the extractor extracts");
+                let values = plugins
+                    .extract(&state(0, 2, None), None)
+                    .expect("the extractor extracts");
                 assert_eq!(values["my-extractor.clickable"], 6);
             }
             Kind::Sink => {
-                plugins.sink_run_start(&serde_json::json!({})).expect("the sink takes the run start");
+                plugins
+                    .sink_run_start(&serde_json::json!({}))
+                    .expect("the sink takes the run start");
                 let (record, line) = record(state(0, 2, None), None, &[]);
                 plugins.sink_step(&record, line).expect("the sink takes a step");
-                plugins.sink_run_end(&serde_json::json!({})).expect("the sink takes the run end");
-                let steps = std::fs::read_to_string(run_dir.join("plugins/my-sink/steps.txt")).expect("the sink wrote steps.txt");
+                plugins
+                    .sink_run_end(&serde_json::json!({}))
+                    .expect("the sink takes the run end");
+                let steps = std::fs::read_to_string(run_dir.join("plugins/my-sink/steps.txt"))
+                    .expect("the sink wrote steps.txt");
                 assert_eq!(steps.trim(), "1");
             }
         }

@@ -6,8 +6,8 @@ use crate::support::plugins as plugin_common;
 
 use plugin_common::{component, record, spec, state};
 use serde_json::{Value, json};
-use uatu_device::model::{Bounds, Node};
 use uatu::plugin::{Cause, LoadOptions, PluginSet};
+use uatu_device::model::{Bounds, Node};
 
 const TEST_PLUGINS: &str = "tests/plugins";
 

@@ -109,7 +109,11 @@ fn with_every_bug_on_each_is_caught_by_its_property() {
         "meta.json rewritten at the end: {meta}"
     );
     assert_eq!(meta["seed"], 7);
-    let first = read_steps(&run_dir).expect("trace").into_iter().next().expect("step 0");
+    let first = read_steps(&run_dir)
+        .expect("trace")
+        .into_iter()
+        .next()
+        .expect("step 0");
     let screenshot = first.screenshot.expect("step 0 has a screenshot");
     assert!(run_dir.join(&screenshot).is_file(), "{screenshot}");
 }

@@ -34,7 +34,11 @@ fn todomvc_examples() -> PathBuf {
 /// The folder that holds an implementation's `index.html`.
 fn app_root(example: &Path) -> PathBuf {
     let dist = example.join("dist");
-    if dist.join("index.html").exists() { dist } else { example.to_path_buf() }
+    if dist.join("index.html").exists() {
+        dist
+    } else {
+        example.to_path_buf()
+    }
 }
 
 /// Serves `dir` on 127.0.0.1 on a thread of its own for the rest of the test.
@@ -47,7 +51,8 @@ fn serve(dir: PathBuf) -> SocketAddr {
             .expect("runtime");
         runtime.block_on(async move {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-            tx.send(listener.local_addr().expect("address")).expect("send address");
+            tx.send(listener.local_addr().expect("address"))
+                .expect("send address");
             let app = axum::Router::new().fallback_service(tower_http::services::ServeDir::new(dir));
             let _ = axum::serve(listener, app).await;
         });
@@ -60,15 +65,33 @@ fn run(root: PathBuf, steps: u64) -> (i32, Value) {
     let addr = serve(root);
     let output = tempfile::tempdir().expect("temp dir");
     let out = Command::new(env!("CARGO_BIN_EXE_uatu"))
-        .args(["run", "--spec", SPEC, "--device", "web", "--json", "--no-screenshots", "--seed", "1"])
-        .args(["--url", &format!("http://{addr}/"), "--max-steps", &steps.to_string()])
+        .args([
+            "run",
+            "--spec",
+            SPEC,
+            "--device",
+            "web",
+            "--json",
+            "--no-screenshots",
+            "--seed",
+            "1",
+        ])
+        .args([
+            "--url",
+            &format!("http://{addr}/"),
+            "--max-steps",
+            &steps.to_string(),
+        ])
         .arg("--output")
         .arg(output.path())
         .output()
         .expect("runs uatu");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let summary: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!("summary is not JSON ({e}):\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr))
+        panic!(
+            "summary is not JSON ({e}):\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
     });
     (out.status.code().unwrap_or(-1), summary)
 }
@@ -79,7 +102,11 @@ fn the_todomvc_spec_holds_for_300_steps_on_correct_implementations() {
     for name in CORRECT {
         let (code, summary) = run(app_root(&examples.join(name)), 300);
         assert_eq!(violated(&summary), BTreeSet::new(), "{name}: {summary:#}");
-        assert_eq!((code, summary["steps"].as_u64()), (0, Some(300)), "{name}: {summary:#}");
+        assert_eq!(
+            (code, summary["steps"].as_u64()),
+            (0, Some(300)),
+            "{name}: {summary:#}"
+        );
         assert_eq!(summary["counts"]["app_crashes"], 0, "{name}: {summary:#}");
     }
 }

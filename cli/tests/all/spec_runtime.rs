@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use uatu::action::{Action, Target};
-use uatu_device::model::{Bounds, ExceptionInfo, LogEntry, LogLevel, Node};
 use uatu::spec::{PredicateValue, SpecError, SpecInstance, SpecLimits, SpecModule, SpecStep};
 use uatu::state::State;
+use uatu_device::model::{Bounds, ExceptionInfo, LogEntry, LogLevel, Node};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -6,9 +6,9 @@ use std::hash::Hasher;
 use fnv::FnvHasher;
 
 use crate::action::Candidate;
-use uatu_device::model::{Node, Screenshot};
 use crate::state::State;
 use crate::trace::{Event, StepRecord};
+use uatu_device::model::{Node, Screenshot};
 
 use super::bindings::types;
 

@@ -23,9 +23,9 @@ use wasmtime::Store;
 use wasmtime::component::Component;
 
 use crate::action::Candidate;
-use uatu_device::model::Screenshot;
 use crate::state::State;
 use crate::trace::StepRecord;
+use uatu_device::model::Screenshot;
 
 pub use build::{BuildError, BuildOptions, build_plugin, build_plugin_with, componentize};
 pub use contract::{CONTRACT_VERSION, Kind, Version};
@@ -842,7 +842,9 @@ impl Plugin {
             return Err(self.error(Some(call), Cause::Poisoned));
         }
         self.store
-            .set_epoch_deadline(crate::wasm::deadline_ticks(std::time::Duration::from_millis(self.meta.deadline_ms)));
+            .set_epoch_deadline(crate::wasm::deadline_ticks(std::time::Duration::from_millis(
+                self.meta.deadline_ms,
+            )));
         self.store.data_mut().limiter.exceeded = false;
         let output_before = self.output.written();
         match body(&mut self.store, &self.exports) {

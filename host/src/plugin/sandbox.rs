@@ -53,7 +53,9 @@ impl Sandbox {
             }
         }
         if !bytes.starts_with(b"\0asm") {
-            return Err("it is not WebAssembly (no `\\0asm` header); build plugins with `uatu plugin build`".into());
+            return Err(
+                "it is not WebAssembly (no `\\0asm` header); build plugins with `uatu plugin build`".into(),
+            );
         }
         let component = Component::from_binary(&self.engine, bytes).map_err(|error| {
             // wasmtime's parse errors can span lines (byte dumps): keep one readable line.

@@ -31,7 +31,8 @@ pub fn check(spec: &Path, run_dir: &Path, strict: bool) -> Result<(CheckReport, 
         source,
     };
     let meta_path = run_dir.join("meta.json");
-    let meta_bytes = std::fs::read(&meta_path).map_err(|source| not_a_run(TraceError::io(&meta_path, source)))?;
+    let meta_bytes =
+        std::fs::read(&meta_path).map_err(|source| not_a_run(TraceError::io(&meta_path, source)))?;
     let meta: Meta = serde_json::from_slice(&meta_bytes).map_err(|source| {
         not_a_run(TraceError::BadJson {
             path: meta_path.clone(),

@@ -505,7 +505,9 @@ impl Session<'_> {
             }
         };
 
-        let (decided, screen) = self.while_paused(index, observed, app_state, events, metrics).await;
+        let (decided, screen) = self
+            .while_paused(index, observed, app_state, events, metrics)
+            .await;
         let action = decided?.action;
 
         let dispatch_started = Instant::now();
@@ -953,9 +955,7 @@ impl Session<'_> {
                 source,
             })
         })?;
-        self.plugins
-            .sink_step(record, line)
-            .map_err(StepFailure::plugin)
+        self.plugins.sink_step(record, line).map_err(StepFailure::plugin)
     }
 
     /// Dispatch: the chosen action through the device's real input.
@@ -1066,4 +1066,3 @@ pub fn rerun_command(config: &RunConfig, seed: u64) -> String {
     }
     command.join(" ")
 }
-

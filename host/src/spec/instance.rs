@@ -13,9 +13,9 @@ use super::provider;
 use super::query::{self, QueryKind};
 use super::sourcemap::SourceMap;
 use crate::action::{Action, Candidate, PathStep};
-use uatu_device::model::Node;
-use crate::wasm::{self, FixedClock, MemoryCap};
 use crate::state::State;
+use crate::wasm::{self, FixedClock, MemoryCap};
+use uatu_device::model::Node;
 
 /// What a spec instance may use.
 #[derive(Debug, Clone, Copy)]
@@ -644,7 +644,8 @@ impl SpecInstance {
                 "the spec instance is unusable after an earlier failure".into(),
             ));
         }
-        self.store.set_epoch_deadline(wasm::deadline_ticks(self.limits.deadline));
+        self.store
+            .set_epoch_deadline(wasm::deadline_ticks(self.limits.deadline));
         let outcome = exchange(&mut self.store, self.memory, &self.input, input, f);
         let memory_hit = std::mem::take(&mut self.store.data_mut().limiter.exceeded);
         let phase = match (&outcome, memory_hit, &phase) {
@@ -693,7 +694,8 @@ impl SpecInstance {
     /// What the runtime was running when a call failed, e.g. `extractor route (spec.ts:3:15)`.
     fn doing(&mut self) -> Option<String> {
         let func = self.doing.clone()?;
-        self.store.set_epoch_deadline(wasm::deadline_ticks(Duration::from_millis(100)));
+        self.store
+            .set_epoch_deadline(wasm::deadline_ticks(Duration::from_millis(100)));
         let code = func.call(&mut self.store, ()).ok()?;
         let description = self.description.as_ref()?;
         let index = (code % 1_000_000) as usize;

@@ -26,7 +26,10 @@ pub fn module() -> Result<&'static Module, RuntimeError> {
 fn load_module() -> Result<Module, RuntimeError> {
     let engine = wasm::engine()?;
     let cached = match wasm::cache_dir() {
-        Some(dir) => Some(wasm::compiled_path(&dir.join("compiled"), &format!("provider-{}", &sha256()[..16]))?),
+        Some(dir) => Some(wasm::compiled_path(
+            &dir.join("compiled"),
+            &format!("provider-{}", &sha256()[..16]),
+        )?),
         None => None,
     };
     if let Some(path) = &cached

@@ -14,12 +14,13 @@ mod record;
 mod writer;
 
 pub use reader::{
-    StepRange, TraceIndex, TraceReader, count_steps, read_meta, read_page, read_step_range, read_steps, read_summary,
+    StepRange, TraceIndex, TraceReader, count_steps, read_meta, read_page, read_step_range, read_steps,
+    read_summary,
 };
 pub use record::*;
 pub use writer::{
-    COMPACT_VERSION, HIERARCHIES_FILE, KEYFRAME_EVERY, META_FILE, RunDir, SCREENSHOTS_DIR, SUMMARY_FILE, TRACE_FILE,
-    write_json_atomically,
+    COMPACT_VERSION, HIERARCHIES_FILE, KEYFRAME_EVERY, META_FILE, RunDir, SCREENSHOTS_DIR, SUMMARY_FILE,
+    TRACE_FILE, write_json_atomically,
 };
 
 /// How `trace.jsonl` is written (`trace-format` in uatu.toml, `--trace-format`).

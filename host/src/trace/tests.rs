@@ -28,7 +28,13 @@ fn record(step: u64) -> StepRecord {
 
 fn run_with_steps(count: u64) -> (tempfile::TempDir, RunDir) {
     let output = tempfile::tempdir().expect("temp dir");
-    let mut run = RunDir::create(output.path(), time::OffsetDateTime::UNIX_EPOCH, 42, TraceFormat::Full).expect("run dir");
+    let mut run = RunDir::create(
+        output.path(),
+        time::OffsetDateTime::UNIX_EPOCH,
+        42,
+        TraceFormat::Full,
+    )
+    .expect("run dir");
     for step in 0..count {
         run.append_step(&record(step)).expect("append");
     }
@@ -155,17 +161,32 @@ fn varied_record(step: u64) -> StepRecord {
         ..Node::default()
     };
     if step.is_multiple_of(3) {
-        record.state.snapshots.insert("draft".into(), serde_json::json!({"text": "x".repeat(step as usize % 50)}));
+        record.state.snapshots.insert(
+            "draft".into(),
+            serde_json::json!({"text": "x".repeat(step as usize % 50)}),
+        );
     }
     record.extractors.insert("maybe".into(), serde_json::Value::Null);
-    record.extractors.insert("count".into(), serde_json::json!(step / 5));
-    record.events = if step.is_multiple_of(4) { vec![] } else { vec![Event::NoAction] };
+    record
+        .extractors
+        .insert("count".into(), serde_json::json!(step / 5));
+    record.events = if step.is_multiple_of(4) {
+        vec![]
+    } else {
+        vec![Event::NoAction]
+    };
     record
 }
 
 fn compact_run(count: u64) -> (tempfile::TempDir, RunDir, Vec<StepRecord>) {
     let output = tempfile::tempdir().expect("temp dir");
-    let mut run = RunDir::create(output.path(), time::OffsetDateTime::UNIX_EPOCH, 42, TraceFormat::Compact).expect("run dir");
+    let mut run = RunDir::create(
+        output.path(),
+        time::OffsetDateTime::UNIX_EPOCH,
+        42,
+        TraceFormat::Compact,
+    )
+    .expect("run dir");
     let records: Vec<StepRecord> = (0..count).map(varied_record).collect();
     for record in &records {
         run.append_step(record).expect("append");
@@ -203,11 +224,18 @@ fn a_compact_trace_cut_anywhere_in_its_last_line_yields_every_complete_step() {
     let (_output, run, records) = compact_run(KEYFRAME_EVERY + 3);
     let trace = run.path().join("trace.jsonl");
     let bytes = fs::read(&trace).expect("trace");
-    let last_start = bytes[..bytes.len() - 1].iter().rposition(|&b| b == b'\n').expect("lines") + 1;
+    let last_start = bytes[..bytes.len() - 1]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .expect("lines")
+        + 1;
     for cut in last_start + 1..bytes.len() - 1 {
         fs::write(&trace, &bytes[..cut]).expect("truncate");
         let mut reader = TraceReader::open(&trace).expect("open");
-        let read: Vec<StepRecord> = reader.by_ref().map(|r| r.expect("complete records resolve")).collect();
+        let read: Vec<StepRecord> = reader
+            .by_ref()
+            .map(|r| r.expect("complete records resolve"))
+            .collect();
         assert_eq!(read, records[..records.len() - 1], "cut at byte {cut}");
         assert!(reader.torn(), "cut at byte {cut} is reported as torn");
     }
@@ -233,15 +261,29 @@ fn a_torn_hierarchy_line_no_record_refers_to_is_ignored_and_a_missing_one_is_an_
 #[test]
 fn screenshots_are_stored_once_by_content() {
     let output = tempfile::tempdir().expect("temp dir");
-    let mut run = RunDir::create(output.path(), time::OffsetDateTime::UNIX_EPOCH, 1, TraceFormat::Compact).expect("run dir");
+    let mut run = RunDir::create(
+        output.path(),
+        time::OffsetDateTime::UNIX_EPOCH,
+        1,
+        TraceFormat::Compact,
+    )
+    .expect("run dir");
     let first = run.write_screenshot(b"png one").expect("write");
     let again = run.write_screenshot(b"png one").expect("write");
     let other = run.write_screenshot(b"png two").expect("write");
     assert_eq!(first, again);
     assert_ne!(first, other);
-    assert!(first.starts_with("screenshots/") && first.ends_with(".png"), "{first}");
+    assert!(
+        first.starts_with("screenshots/") && first.ends_with(".png"),
+        "{first}"
+    );
     assert_eq!(fs::read(run.path().join(&first)).expect("stored"), b"png one");
-    assert_eq!(fs::read_dir(run.path().join("screenshots")).expect("list").count(), 2);
+    assert_eq!(
+        fs::read_dir(run.path().join("screenshots"))
+            .expect("list")
+            .count(),
+        2
+    );
 }
 
 #[test]

@@ -33,7 +33,9 @@ pub fn config(addr: SocketAddr, page: &str) -> WebConfig {
 pub async fn launched(page: &str, agent: Option<PathBuf>) -> WebDevice {
     use uatu_device::Driver;
     let addr = serve(pages()).await;
-    let device = WebDevice::start(config(addr, page), agent).await.expect("start the web device");
+    let device = WebDevice::start(config(addr, page), agent)
+        .await
+        .expect("start the web device");
     device.launch("web", true, None).await.expect("launch");
     device
 }
@@ -59,8 +61,10 @@ pub fn processes_mentioning(needle: &str) -> Vec<u32> {
 }
 
 fn is_zombie(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|stat| stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('Z')))
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z'))
+    })
 }
 
 /// Polls until no process mentions `needle`, for at most `limit`; the pids left.
