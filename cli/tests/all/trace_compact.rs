@@ -96,11 +96,18 @@ fn a_compact_trace_rebuilds_every_step_a_full_trace_of_the_same_run_holds() {
         "{} screenshots",
         count(&compact_dir)
     );
-    let size = |dir: &Path| std::fs::metadata(dir.join("trace.jsonl")).expect("trace").len();
-    assert!(size(&compact_dir) * 4 < size(&full_dir));
+    let size = |dir: &Path, file: &str| std::fs::metadata(dir.join(file)).map_or(0, |m| m.len());
+    let jsonl = |dir: &Path| size(dir, "trace.jsonl") + size(dir, "hierarchies.jsonl");
+    assert_eq!(size(&full_dir, "hierarchies.jsonl"), 0);
+    assert!(
+        jsonl(&compact_dir) * 5 < jsonl(&full_dir),
+        "{} B of JSONL against {} B",
+        jsonl(&compact_dir),
+        jsonl(&full_dir)
+    );
     let first_line = std::fs::read_to_string(compact_dir.join("trace.jsonl")).expect("trace");
     let header: Value = serde_json::from_str(first_line.lines().next().expect("a line")).expect("json");
-    assert_eq!(header["uatuTrace"], 2);
+    assert_eq!(header["uatuTrace"], 3);
 
     // A page from the middle, across a keyframe, reads as the same steps.
     for dir in [&compact_dir, &full_dir] {
@@ -183,4 +190,27 @@ fn a_compact_run_killed_mid_write_reads_back_whole_and_checks() {
         .expect("runs uatu check");
     let report: Value = serde_json::from_slice(&out.stdout).expect("check prints JSON");
     assert_eq!(report["steps"].as_u64(), Some(steps.len() as u64));
+}
+
+#[test]
+fn a_compact_trace_of_version_2_reads_as_the_full_trace_of_the_same_run() {
+    // Both written by uatu at a0301e9 (compact version 2: each hierarchy whole, by
+    // sha256): `uatu run --spec examples/folio/spec.ts --seed 5 --max-steps 3
+    // --sim-latency 0 --no-screenshots`, once with `--trace-format full`.
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/trace-v2");
+    let (compact_dir, full_dir) = (fixtures.join("compact"), fixtures.join("full"));
+    let header = std::fs::read_to_string(compact_dir.join("trace.jsonl")).expect("the fixture");
+    assert!(header.starts_with("{\"uatuTrace\":2,"));
+    let full = read_steps(&full_dir).expect("the full trace reads");
+    let compact = read_steps(&compact_dir).expect("the version 2 trace reads");
+    assert_eq!(full.len(), 3);
+    assert_eq!(compact.len(), full.len());
+    for (whole, rebuilt) in full.into_iter().zip(compact) {
+        assert_eq!(comparable(&compact_dir, rebuilt), comparable(&full_dir, whole));
+    }
+    let index = TraceIndex::build(&compact_dir).expect("indexes");
+    assert_eq!(
+        read_step_range(&compact_dir, &index, 1, 3).expect("a page").len(),
+        2
+    );
 }

@@ -185,8 +185,8 @@ impl Runs {
     /// One run's meta, summary and state.
     pub fn info(&self, id: &str) -> Result<RunInfo, InspectError> {
         let dir = self.run_dir(id)?;
-        let meta = read_json::<Meta>(&dir.join(trace::META_FILE))?;
-        let summary = read_json::<Summary>(&dir.join(trace::SUMMARY_FILE))?;
+        let meta = unless_missing(trace::read_meta(&dir))?;
+        let summary = unless_missing(trace::read_summary(&dir))?;
         let steps = match &summary {
             Some(summary) => summary.steps,
             None => trace::count_steps(&dir)?,
@@ -272,17 +272,12 @@ fn is_run(dir: &Path) -> bool {
     dir.join(trace::META_FILE).is_file() || dir.join(trace::TRACE_FILE).is_file()
 }
 
-/// A JSON document of the run, or `None` when it is not written yet.
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, TraceError> {
-    match std::fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|source| TraceError::BadJson {
-                path: path.to_path_buf(),
-                source,
-            }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(TraceError::io(path, e)),
+/// A JSON document of the run as read, or `None` when it is not written yet.
+fn unless_missing<T>(read: Result<T, TraceError>) -> Result<Option<T>, TraceError> {
+    match read {
+        Ok(document) => Ok(Some(document)),
+        Err(TraceError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(error),
     }
 }
 

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::run::verify::{Verifier, count_verdicts, predicate_values};
 use crate::spec::{SpecInstance, SpecLimits, SpecModule};
-use crate::trace::{Counts, Meta, PropertySummary, TraceError, TraceReader};
+use crate::trace::{Counts, PropertySummary, TraceError, TraceReader, read_meta};
 use crate::{Error, ExitStatus};
 
 /// What a check found.
@@ -30,15 +30,7 @@ pub fn check(spec: &Path, run_dir: &Path, strict: bool) -> Result<(CheckReport, 
         run_dir: run_dir.to_path_buf(),
         source,
     };
-    let meta_path = run_dir.join("meta.json");
-    let meta_bytes =
-        std::fs::read(&meta_path).map_err(|source| not_a_run(TraceError::io(&meta_path, source)))?;
-    let meta: Meta = serde_json::from_slice(&meta_bytes).map_err(|source| {
-        not_a_run(TraceError::BadJson {
-            path: meta_path.clone(),
-            source,
-        })
-    })?;
+    let meta = read_meta(run_dir).map_err(not_a_run)?;
     let module = SpecModule::load(spec)?;
     let mut instance = SpecInstance::new(&module, SpecLimits::default())?;
     let description = instance.load(&module, meta.seed)?;

@@ -12,7 +12,7 @@
 //! copy of it. Applying `diff(a, b)` to `a` gives `b` exactly: JSON `null` is
 //! a value like any other, removal is said separately.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -90,41 +90,49 @@ fn diff_into(prefix: &str, before: &Map<String, Value>, after: &Map<String, Valu
 
 /// Turns each large value of `patch.set` that `after` holds at another pointer
 /// (one the patch leaves alone, or the first of several equal `set` values)
-/// into a copy of it.
+/// into a copy of it. Values are compared as values, not as JSON text: equal
+/// values serialise the same, and most comparisons end at the first difference.
 fn copy_repeated_values(after: &Map<String, Value>, patch: &mut Patch) {
-    let large: Vec<(String, String)> = patch
+    let large: Vec<(&String, &Value)> = patch
         .set
         .iter()
-        .map(|(path, value)| (path.clone(), value.to_string()))
-        .filter(|(_, json)| json.len() >= COPY_AT_LEAST)
+        .filter(|(_, value)| json_len(value) >= COPY_AT_LEAST)
         .collect();
     if large.is_empty() {
         return;
     }
     let touched: Vec<&String> = patch.set.keys().chain(&patch.del).collect();
     let untouched = |path: &str| !touched.iter().any(|t| is_within(path, t) || is_within(t, path));
-    let wanted: HashSet<&str> = large.iter().map(|(_, json)| json.as_str()).collect();
-    let mut sources: HashMap<String, String> = HashMap::new();
+    // The first pointer found holding each large value, by the value's position in `large`.
+    let mut sources: Vec<Option<String>> = vec![None; large.len()];
     walk(after, "", COPY_DEPTH, &mut |path, value| {
         if untouched(path) {
-            let json = value.to_string();
-            if wanted.contains(json.as_str()) {
-                sources.entry(json).or_insert_with(|| path.to_string());
+            for (source, (_, wanted)) in sources.iter_mut().zip(&large) {
+                if source.is_none() && *wanted == value {
+                    *source = Some(path.to_string());
+                }
             }
         }
     });
-    for (path, json) in large {
-        match sources.get(&json) {
-            Some(source) if *source != path => {
-                patch.set.remove(&path);
-                patch.copy.insert(path, source.clone());
-            }
+    let mut copies = Vec::new();
+    for i in 0..large.len() {
+        let (path, value) = large[i];
+        match &sources[i] {
+            Some(source) if source != path => copies.push((path.clone(), source.clone())),
             Some(_) => {}
             // The first of several equal values stays written out; the others copy it.
             None => {
-                sources.insert(json, path);
+                for j in i + 1..large.len() {
+                    if sources[j].is_none() && large[j].1 == value {
+                        sources[j] = Some(path.clone());
+                    }
+                }
             }
         }
+    }
+    for (path, source) in copies {
+        patch.set.remove(&path);
+        patch.copy.insert(path, source);
     }
 }
 
@@ -161,8 +169,37 @@ impl Patch {
     }
 }
 
+/// About how long `value` is as JSON (escapes in strings not counted), without
+/// writing it out: only choices between two ways of writing a change depend on it.
 fn json_len(value: &Value) -> usize {
-    value.to_string().len()
+    match value {
+        Value::Null | Value::Bool(true) => 4,
+        Value::Bool(false) => 5,
+        Value::Number(number) => match (number.as_u64(), number.as_i64()) {
+            (Some(n), _) => digits(n),
+            (None, Some(n)) => digits(n.unsigned_abs()) + 1,
+            // A float: as long as Rust's shortest round-trip form, roughly.
+            (None, None) => 18,
+        },
+        Value::String(text) => text.len() + 2,
+        Value::Array(items) => 1 + items.iter().map(|item| json_len(item) + 1).sum::<usize>().max(1),
+        Value::Object(fields) => {
+            1 + fields
+                .iter()
+                .map(|(key, value)| key.len() + 4 + json_len(value))
+                .sum::<usize>()
+                .max(1)
+        }
+    }
+}
+
+fn digits(mut n: u64) -> usize {
+    let mut count = 1;
+    while n >= 10 {
+        n /= 10;
+        count += 1;
+    }
+    count
 }
 
 /// Applies `patch` to `record` in place.

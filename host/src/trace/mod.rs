@@ -28,8 +28,8 @@ pub use writer::{
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum TraceFormat {
-    /// Each distinct hierarchy once in `hierarchies.jsonl`, and per step only what
-    /// changed since the previous step, with a whole record every 100 steps.
+    /// Each distinct subtree of the hierarchies once in `hierarchies.jsonl`, and per
+    /// step only what changed since the previous step, with a whole record every 100 steps.
     #[default]
     Compact,
     /// Every step's whole record, hierarchy included, on its line (larger; each line
@@ -77,13 +77,21 @@ pub enum TraceError {
         /// What does not fit.
         problem: String,
     },
-    /// A compact trace's record refers to a hierarchy `hierarchies.jsonl` does not hold.
+    /// A version 2 compact trace's record refers to a hierarchy `hierarchies.jsonl` does not hold.
     #[error("{path}: no hierarchy {sha256}")]
     MissingHierarchy {
         /// The hierarchies file.
         path: std::path::PathBuf,
         /// The hash the record refers to.
         sha256: String,
+    },
+    /// A compact trace's hierarchy refers to a node `hierarchies.jsonl` does not hold.
+    #[error("{path}: no node {number}")]
+    MissingNode {
+        /// The hierarchies file.
+        path: std::path::PathBuf,
+        /// The node's number (its line, from 0).
+        number: u64,
     },
     /// A JSON document of the run directory (`meta.json`, `summary.json`) does not parse.
     #[error("{path}: not valid JSON")]

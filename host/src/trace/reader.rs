@@ -34,10 +34,35 @@ pub struct TraceReader {
     first_step: u64,
 }
 
-/// A compact trace's reading state: the previous record (hierarchy by hash) and the hierarchies.
+/// A compact trace's reading state: the previous record (its hierarchy a
+/// reference) and where the references lead.
 struct Compact {
     previous: Option<Map<String, Value>>,
-    hierarchies: Hierarchies,
+    hierarchies: HierarchyStore,
+}
+
+/// `hierarchies.jsonl` in either compact version.
+enum HierarchyStore {
+    /// Version 2: each distinct hierarchy whole, by sha256.
+    Hashed(Hierarchies),
+    /// Version 3: each distinct subtree once, by number.
+    Nodes(Nodes),
+}
+
+impl HierarchyStore {
+    /// The whole hierarchy `reference` (a record's `state.hierarchy`) stands for;
+    /// `None` when it is not a reference of this version (left for the record's
+    /// parser to refuse).
+    fn resolve(&mut self, reference: &Value) -> Result<Option<Value>, TraceError> {
+        match (self, reference) {
+            (HierarchyStore::Hashed(hierarchies), Value::String(hash)) => hierarchies.get(hash).map(Some),
+            (HierarchyStore::Nodes(nodes), Value::Number(number)) => match number.as_u64() {
+                Some(number) => nodes.hierarchy(number).map(Some),
+                None => Ok(None),
+            },
+            _ => Ok(None),
+        }
+    }
 }
 
 /// One line of a compact trace.
@@ -83,12 +108,17 @@ impl TraceReader {
                     header.uatu_trace
                 )));
             }
-            Ok(_) => {
+            Ok(header) => {
                 reader.line_number = 1;
                 let directory = reader.path.parent().unwrap_or(Path::new("."));
+                let file = directory.join(HIERARCHIES_FILE);
                 reader.compact = Some(Compact {
                     previous: None,
-                    hierarchies: Hierarchies::new(directory.join(HIERARCHIES_FILE)),
+                    hierarchies: if header.uatu_trace <= 2 {
+                        HierarchyStore::Hashed(Hierarchies::new(file))
+                    } else {
+                        HierarchyStore::Nodes(Nodes::new(file))
+                    },
                 });
             }
             // A header cut short: a compact trace killed before its first step.
@@ -195,9 +225,9 @@ impl TraceReader {
         }
         let mut record = current;
         if let Some(Value::Object(state)) = record.get_mut("state")
-            && let Some(Value::String(hash)) = state.get("hierarchy")
+            && let Some(reference) = state.get("hierarchy")
+            && let Some(hierarchy) = compact.hierarchies.resolve(reference)?
         {
-            let hierarchy = compact.hierarchies.get(hash)?;
             state.insert("hierarchy".into(), hierarchy);
         }
         serde_json::from_value(Value::Object(record))
@@ -378,7 +408,7 @@ fn hash_prefix(line: &[u8]) -> Option<String> {
         .then(|| String::from_utf8_lossy(hash).into_owned())
 }
 
-/// `hierarchies.jsonl`, looked up by hash: an offset per hash (scanned as
+/// A version 2 `hierarchies.jsonl`, looked up by hash: an offset per hash (scanned as
 /// needed, so a run being written is followed) and a few parsed hierarchies.
 struct Hierarchies {
     path: PathBuf,
@@ -425,7 +455,7 @@ impl Hierarchies {
                 path: self.path.clone(),
                 sha256: hash.to_string(),
             })?;
-        let line = self.line_at(offset)?;
+        let line = read_line_at(&mut self.file, &self.path, offset)?;
         let parsed: HierarchyLine = serde_json::from_slice(&line).map_err(|source| TraceError::BadJson {
             path: self.path.clone(),
             source,
@@ -437,37 +467,16 @@ impl Hierarchies {
         Ok(parsed.hierarchy)
     }
 
-    fn file(&mut self) -> Result<&mut BufReader<File>, TraceError> {
-        let file = match self.file.take() {
-            Some(file) => file,
-            None => BufReader::new(File::open(&self.path).map_err(|e| TraceError::io(&self.path, e))?),
-        };
-        Ok(self.file.insert(file))
-    }
-
     /// Indexes the complete lines appended since the last scan.
     fn scan(&mut self) -> Result<(), TraceError> {
         let path = self.path.clone();
-        let mut offset = self.scanned;
-        let file = self.file()?;
-        file.seek(SeekFrom::Start(offset))
-            .map_err(|e| TraceError::io(&path, e))?;
         let mut found = Vec::new();
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            let read = file
-                .read_until(b'\n', &mut line)
-                .map_err(|e| TraceError::io(&path, e))?;
-            // A torn last line: no record refers to it (they are written after it).
-            if read == 0 || !line.ends_with(b"\n") {
-                break;
-            }
-            let hash = match hash_prefix(&line) {
+        self.scanned = complete_lines(&mut self.file, &path, self.scanned, |line, offset| {
+            let hash = match hash_prefix(line) {
                 Some(hash) => hash,
                 None => {
                     let parsed: HierarchyHash =
-                        serde_json::from_slice(&line).map_err(|source| TraceError::BadJson {
+                        serde_json::from_slice(line).map_err(|source| TraceError::BadJson {
                             path: path.clone(),
                             source,
                         })?;
@@ -475,23 +484,184 @@ impl Hierarchies {
                 }
             };
             found.push((hash, offset));
-            offset += read as u64;
-        }
-        self.scanned = offset;
+            Ok(())
+        })?;
         self.offsets.extend(found);
         Ok(())
     }
+}
 
-    fn line_at(&mut self, offset: u64) -> Result<Vec<u8>, TraceError> {
-        let path = self.path.clone();
-        let file = self.file()?;
-        file.seek(SeekFrom::Start(offset))
-            .map_err(|e| TraceError::io(&path, e))?;
-        let mut line = Vec::new();
-        file.read_until(b'\n', &mut line)
-            .map_err(|e| TraceError::io(&path, e))?;
-        Ok(line)
+/// Most node lines kept parsed while reading a version 3 `hierarchies.jsonl`.
+const NODE_CACHE: usize = 65_536;
+
+/// A version 3 `hierarchies.jsonl`: node `n` is its line `n` (from 0),
+/// `{"n":n,<fields>,"children":[<earlier numbers>]}`. Lines are indexed as
+/// needed (a run being written is followed); parsed nodes and a few whole
+/// hierarchies are kept.
+struct Nodes {
+    path: PathBuf,
+    file: Option<BufReader<File>>,
+    offsets: Vec<u64>,
+    scanned: u64,
+    parsed: HashMap<u64, StoredNode>,
+    hierarchies: HashMap<u64, Value>,
+}
+
+/// A node line, parsed: its own fields and its children's numbers.
+#[derive(Clone)]
+struct StoredNode {
+    fields: Map<String, Value>,
+    children: Vec<u64>,
+}
+
+impl Nodes {
+    fn new(path: PathBuf) -> Nodes {
+        Nodes {
+            path,
+            file: None,
+            offsets: Vec::new(),
+            scanned: 0,
+            parsed: HashMap::new(),
+            hierarchies: HashMap::new(),
+        }
     }
+
+    /// The whole hierarchy whose root is node `root`, as a `full` trace holds it.
+    fn hierarchy(&mut self, root: u64) -> Result<Value, TraceError> {
+        if let Some(hierarchy) = self.hierarchies.get(&root) {
+            return Ok(hierarchy.clone());
+        }
+        let hierarchy = self.build(root)?;
+        if self.hierarchies.len() >= HIERARCHY_CACHE {
+            self.hierarchies.clear();
+        }
+        self.hierarchies.insert(root, hierarchy.clone());
+        Ok(hierarchy)
+    }
+
+    /// Node `number` with its subtree. Children precede their parents (the reader
+    /// checks it), so this ends even on a damaged file.
+    fn build(&mut self, number: u64) -> Result<Value, TraceError> {
+        let StoredNode { mut fields, children } = self.node(number)?;
+        if !children.is_empty() {
+            let children = children
+                .into_iter()
+                .map(|child| self.build(child))
+                .collect::<Result<Vec<Value>, TraceError>>()?;
+            fields.insert("children".into(), Value::Array(children));
+        }
+        Ok(Value::Object(fields))
+    }
+
+    fn node(&mut self, number: u64) -> Result<StoredNode, TraceError> {
+        if let Some(node) = self.parsed.get(&number) {
+            return Ok(node.clone());
+        }
+        if number >= self.offsets.len() as u64 {
+            self.scan()?;
+        }
+        let offset = *usize::try_from(number)
+            .ok()
+            .and_then(|i| self.offsets.get(i))
+            .ok_or_else(|| TraceError::MissingNode {
+                path: self.path.clone(),
+                number,
+            })?;
+        let line = read_line_at(&mut self.file, &self.path, offset)?;
+        let node = self.parse(number, &line)?;
+        if self.parsed.len() >= NODE_CACHE {
+            self.parsed.clear();
+        }
+        self.parsed.insert(number, node.clone());
+        Ok(node)
+    }
+
+    fn parse(&self, number: u64, line: &[u8]) -> Result<StoredNode, TraceError> {
+        let broken = |problem: String| TraceError::Broken {
+            path: self.path.clone(),
+            line: number + 1,
+            problem,
+        };
+        let mut fields: Map<String, Value> =
+            serde_json::from_slice(line).map_err(|source| TraceError::BadJson {
+                path: self.path.clone(),
+                source,
+            })?;
+        if fields.remove("n").and_then(|n| n.as_u64()) != Some(number) {
+            return Err(broken(format!("not node {number}")));
+        }
+        let children = match fields.remove("children") {
+            None => Vec::new(),
+            Some(Value::Array(children)) => children
+                .iter()
+                .map(|child| child.as_u64().filter(|&child| child < number))
+                .collect::<Option<Vec<u64>>>()
+                .ok_or_else(|| broken(format!("node {number}'s children are not all earlier nodes")))?,
+            Some(_) => return Err(broken(format!("node {number}'s children are not a list"))),
+        };
+        Ok(StoredNode { fields, children })
+    }
+
+    /// Indexes the complete lines appended since the last scan (a torn last
+    /// line is one no record refers to: records are written after their nodes).
+    fn scan(&mut self) -> Result<(), TraceError> {
+        let offsets = &mut self.offsets;
+        self.scanned = complete_lines(&mut self.file, &self.path, self.scanned, |_, offset| {
+            offsets.push(offset);
+            Ok(())
+        })?;
+        Ok(())
+    }
+}
+
+/// Visits each complete line of the file at `path` from byte `start` on, with its
+/// offset; returns the offset after the last one (a torn last line is left for
+/// the next call: no record refers to it, records being written after it).
+fn complete_lines(
+    file: &mut Option<BufReader<File>>,
+    path: &Path,
+    start: u64,
+    mut visit: impl FnMut(&[u8], u64) -> Result<(), TraceError>,
+) -> Result<u64, TraceError> {
+    let file = open_once(file, path)?;
+    file.seek(SeekFrom::Start(start))
+        .map_err(|e| TraceError::io(path, e))?;
+    let mut offset = start;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let read = file
+            .read_until(b'\n', &mut line)
+            .map_err(|e| TraceError::io(path, e))?;
+        if read == 0 || !line.ends_with(b"\n") {
+            return Ok(offset);
+        }
+        visit(&line, offset)?;
+        offset += read as u64;
+    }
+}
+
+/// The file at `path`, opened the first time it is needed.
+fn open_once<'a>(
+    file: &'a mut Option<BufReader<File>>,
+    path: &Path,
+) -> Result<&'a mut BufReader<File>, TraceError> {
+    let opened = match file.take() {
+        Some(opened) => opened,
+        None => BufReader::new(File::open(path).map_err(|e| TraceError::io(path, e))?),
+    };
+    Ok(file.insert(opened))
+}
+
+/// The line starting at `offset` of the file at `path`.
+fn read_line_at(file: &mut Option<BufReader<File>>, path: &Path, offset: u64) -> Result<Vec<u8>, TraceError> {
+    let file = open_once(file, path)?;
+    file.seek(SeekFrom::Start(offset))
+        .map_err(|e| TraceError::io(path, e))?;
+    let mut line = Vec::new();
+    file.read_until(b'\n', &mut line)
+        .map_err(|e| TraceError::io(path, e))?;
+    Ok(line)
 }
 
 /// A page of a trace's steps and what the reader saw at the end of the file.

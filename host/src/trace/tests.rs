@@ -178,15 +178,20 @@ fn varied_record(step: u64) -> StepRecord {
     record
 }
 
-fn compact_run(count: u64) -> (tempfile::TempDir, RunDir, Vec<StepRecord>) {
+fn compact_dir() -> (tempfile::TempDir, RunDir) {
     let output = tempfile::tempdir().expect("temp dir");
-    let mut run = RunDir::create(
+    let run = RunDir::create(
         output.path(),
         time::OffsetDateTime::UNIX_EPOCH,
         42,
         TraceFormat::Compact,
     )
     .expect("run dir");
+    (output, run)
+}
+
+fn compact_run(count: u64) -> (tempfile::TempDir, RunDir, Vec<StepRecord>) {
+    let (output, mut run) = compact_dir();
     let records: Vec<StepRecord> = (0..count).map(varied_record).collect();
     for record in &records {
         run.append_step(record).expect("append");
@@ -245,17 +250,103 @@ fn a_compact_trace_cut_anywhere_in_its_last_line_yields_every_complete_step() {
 }
 
 #[test]
-fn a_torn_hierarchy_line_no_record_refers_to_is_ignored_and_a_missing_one_is_an_error() {
+fn a_torn_node_line_no_record_refers_to_is_ignored_and_a_missing_or_misplaced_one_is_an_error() {
     let (_output, run, records) = compact_run(10);
     let path = run.path().join("hierarchies.jsonl");
-    let mut hierarchies = fs::read(&path).expect("hierarchies");
-    hierarchies.extend_from_slice(b"{\"sha256\":\"ab");
-    fs::write(&path, &hierarchies).expect("write");
+    let whole = fs::read(&path).expect("hierarchies");
+    let mut torn = whole.clone();
+    torn.extend_from_slice(b"{\"n\":99,\"id");
+    fs::write(&path, &torn).expect("write");
     assert_eq!(read_steps(run.path()).expect("reads"), records);
-    let first_line = hierarchies.iter().position(|&b| b == b'\n').expect("a line") + 1;
-    fs::write(&path, &hierarchies[first_line..]).expect("write");
+
+    // The last node, which step 6 shows, gone.
+    let last_line = whole[..whole.len() - 1]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    fs::write(&path, &whole[..last_line]).expect("write");
     let error = read_steps(run.path()).unwrap_err();
-    assert!(matches!(error, TraceError::MissingHierarchy { .. }), "{error}");
+    assert!(matches!(error, TraceError::MissingNode { .. }), "{error}");
+
+    let first_line = whole.iter().position(|&b| b == b'\n').expect("a line") + 1;
+    fs::write(&path, &whole[first_line..]).expect("write");
+    let error = read_steps(run.path()).unwrap_err();
+    assert!(
+        error.to_string().contains("hierarchies.jsonl:1: not node 0"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_node_whose_children_are_not_earlier_nodes_is_refused_not_followed() {
+    let (_output, run, _records) = compact_run(1);
+    let path = run.path().join("hierarchies.jsonl");
+    // Node 0 claims itself as its child: a loop a reader must not walk into.
+    let node = fs::read_to_string(&path).expect("hierarchies");
+    let looped = node.replacen("}\n", ",\"children\":[0]}\n", 1);
+    assert_ne!(looped, node);
+    fs::write(&path, looped).expect("write");
+    let error = read_steps(run.path()).unwrap_err();
+    assert!(
+        error.to_string().contains("children are not all earlier nodes"),
+        "{error}"
+    );
+}
+
+/// A tree of `rows` rows (a label and a value each) under a list under a root.
+fn screen(rows: usize, value_of: impl Fn(usize) -> String) -> uatu_device::model::Node {
+    use uatu_device::model::Node;
+    let row = |i: usize| Node {
+        id: format!("row{i}"),
+        clickable: true,
+        children: vec![
+            Node {
+                text: format!("label {i}"),
+                ..Node::default()
+            },
+            Node {
+                text: value_of(i),
+                ..Node::default()
+            },
+        ],
+        ..Node::default()
+    };
+    Node {
+        id: "root".into(),
+        children: vec![Node {
+            id: "list".into(),
+            scrollable: true,
+            children: (0..rows).map(row).collect(),
+            ..Node::default()
+        }],
+        ..Node::default()
+    }
+}
+
+#[test]
+fn a_hierarchy_that_changes_one_text_stores_that_node_and_its_ancestors_only() {
+    let (_output, mut run) = compact_dir();
+    let hierarchies = [
+        screen(20, |i| format!("{i}.00")),
+        screen(20, |i| format!("{i}.00")),
+        // Row 7's value changes: a new value node, row 7, the list, the root.
+        screen(20, |i| if i == 7 { "7.50".into() } else { format!("{i}.00") }),
+        // Back to the first screen: nothing new.
+        screen(20, |i| format!("{i}.00")),
+    ];
+    let mut records = Vec::new();
+    let mut lines = Vec::new();
+    for (step, hierarchy) in hierarchies.into_iter().enumerate() {
+        let mut record = varied_record(step as u64);
+        record.state.hierarchy = hierarchy;
+        run.append_step(&record).expect("append");
+        records.push(record);
+        let nodes = fs::read_to_string(run.path().join("hierarchies.jsonl")).expect("nodes");
+        lines.push(nodes.lines().count());
+    }
+    // 20 labels + 20 values + 20 rows + list + root; then 4; then none.
+    assert_eq!(lines, [62, 62, 66, 66]);
+    assert_eq!(read_steps(run.path()).expect("reads"), records);
 }
 
 #[test]
@@ -291,9 +382,9 @@ fn a_trace_of_a_newer_format_is_refused_by_name() {
     let (_output, run, _records) = compact_run(3);
     let trace = run.path().join("trace.jsonl");
     let text = fs::read_to_string(&trace).expect("trace");
-    fs::write(&trace, text.replacen("\"uatuTrace\":2", "\"uatuTrace\":3", 1)).expect("write");
+    fs::write(&trace, text.replacen("\"uatuTrace\":3", "\"uatuTrace\":4", 1)).expect("write");
     let error = TraceReader::open(&trace).err().expect("refused");
-    assert!(error.to_string().contains("trace format 3 is newer"), "{error}");
+    assert!(error.to_string().contains("trace format 4 is newer"), "{error}");
 }
 
 #[test]

@@ -1,12 +1,13 @@
 //! Writing a run directory.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
+use uatu_device::model::{Bounds, Node};
 
 use super::delta::{Patch, baseline, diff};
 use super::record::{Meta, StepRecord, Summary};
@@ -16,7 +17,7 @@ use super::{TraceError, TraceFormat, sha256_hex};
 pub const META_FILE: &str = "meta.json";
 /// One step record per line (a version line first in the compact format).
 pub const TRACE_FILE: &str = "trace.jsonl";
-/// Each distinct hierarchy once, by hash (compact format).
+/// Each distinct subtree of the hierarchies once, numbered (compact format).
 pub const HIERARCHIES_FILE: &str = "hierarchies.jsonl";
 /// The verdicts, written when the run ends (`Summary`).
 pub const SUMMARY_FILE: &str = "summary.json";
@@ -25,8 +26,10 @@ pub const SCREENSHOTS_DIR: &str = "screenshots";
 pub const PLUGINS_DIR: &str = "plugins";
 
 /// The version a compact `trace.jsonl` states in its first line (a full trace has
-/// no such line: its first line is step 0's record).
-pub const COMPACT_VERSION: u64 = 2;
+/// no such line: its first line is step 0's record). Version 2 stored each
+/// distinct hierarchy whole, by sha256; version 3 stores each distinct subtree
+/// once, by number. Readers read both.
+pub const COMPACT_VERSION: u64 = 3;
 /// A compact trace writes a whole record (a keyframe) every this many steps, so
 /// a reader can start there instead of at step 0.
 pub const KEYFRAME_EVERY: u64 = 100;
@@ -39,7 +42,7 @@ pub(crate) struct Header {
     pub keyframe_every: u64,
 }
 
-/// A compact trace's whole record: `state.hierarchy` is the sha256 of a line of `hierarchies.jsonl`.
+/// A compact trace's whole record: `state.hierarchy` is the number of its root node in `hierarchies.jsonl`.
 #[derive(Serialize)]
 struct KeyframeLine<'a> {
     key: u64,
@@ -61,15 +64,124 @@ pub struct RunDir {
     trace: File,
     compact: Option<Compactor>,
     screenshots: HashSet<String>,
+    /// The last screenshot's bytes and path.
+    last_screenshot: Option<(Vec<u8>, String)>,
 }
 
 /// What the compact writer remembers between steps.
 #[derive(Debug)]
 struct Compactor {
-    hierarchies: File,
-    hierarchies_written: HashSet<String>,
+    nodes: NodeStore,
     previous: Option<Map<String, Value>>,
     records: u64,
+}
+
+/// `hierarchies.jsonl` as it is written: every distinct subtree once, as a line
+/// `{"n":<number>,<the node's fields>,"children":[<numbers>]}`, children before
+/// their parents, numbered from 0 in the order written. A hierarchy is the
+/// number of its root; one that differs from an earlier one by a text writes
+/// that node and its ancestors, and a screen seen before writes nothing.
+#[derive(Debug)]
+struct NodeStore {
+    file: File,
+    /// A node's line after its number (`{"id":…`, children as numbers) → that number.
+    numbers: HashMap<String, u64>,
+    /// The lines of the hierarchy being stored, written at once.
+    pending: Vec<u8>,
+    /// The last hierarchy stored and its number: most steps show the same screen again.
+    last: Option<(Node, u64)>,
+}
+
+/// A node's line in `hierarchies.jsonl`, but for its number: the fields of a
+/// [`Node`] as it serialises, its children by number.
+#[derive(Serialize)]
+struct StoredNode<'a> {
+    id: &'a str,
+    text: &'a str,
+    desc: &'a str,
+    class: &'a str,
+    package: &'a str,
+    clickable: bool,
+    enabled: bool,
+    checked: bool,
+    focused: bool,
+    selected: bool,
+    scrollable: bool,
+    bounds: &'a Bounds,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    children: Vec<u64>,
+}
+
+impl NodeStore {
+    /// The number of `hierarchy`'s root, its new subtrees appended to the file first.
+    fn store(&mut self, hierarchy: &Node, path: &Path) -> Result<u64, TraceError> {
+        if let Some((last, number)) = &self.last
+            && last == hierarchy
+        {
+            return Ok(*number);
+        }
+        let number = self.number(hierarchy);
+        let pending = std::mem::take(&mut self.pending);
+        let number = number.map_err(|source| TraceError::BadJson {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        self.file
+            .write_all(&pending)
+            .map_err(|e| TraceError::io(path, e))?;
+        self.last = Some((hierarchy.clone(), number));
+        Ok(number)
+    }
+
+    /// The number of the subtree at `node`, giving it (and any new subtree below) one if new.
+    fn number(&mut self, node: &Node) -> Result<u64, serde_json::Error> {
+        // Destructured whole so that a field added to `Node` cannot be left out here.
+        let Node {
+            id,
+            text,
+            desc,
+            class_name,
+            package,
+            clickable,
+            enabled,
+            checked,
+            focused,
+            selected,
+            scrollable,
+            bounds,
+            children,
+        } = node;
+        let children = children
+            .iter()
+            .map(|child| self.number(child))
+            .collect::<Result<Vec<u64>, _>>()?;
+        let line = serde_json::to_string(&StoredNode {
+            id,
+            text,
+            desc,
+            class: class_name,
+            package,
+            clickable: *clickable,
+            enabled: *enabled,
+            checked: *checked,
+            focused: *focused,
+            selected: *selected,
+            scrollable: *scrollable,
+            bounds,
+            children,
+        })?;
+        if let Some(&number) = self.numbers.get(&line) {
+            return Ok(number);
+        }
+        let number = self.numbers.len() as u64;
+        // `line` is `{"id":…}`: the number goes in front of its first field.
+        self.pending
+            .extend_from_slice(format!("{{\"n\":{number},").as_bytes());
+        self.pending.extend_from_slice(&line.as_bytes()[1..]);
+        self.pending.push(b'\n');
+        self.numbers.insert(line, number);
+        Ok(number)
+    }
 }
 
 impl RunDir {
@@ -125,8 +237,12 @@ impl RunDir {
                 let trace_path = path.join(TRACE_FILE);
                 write_line(&mut trace, &trace_path, &header)?;
                 Some(Compactor {
-                    hierarchies: create(HIERARCHIES_FILE)?,
-                    hierarchies_written: HashSet::new(),
+                    nodes: NodeStore {
+                        file: create(HIERARCHIES_FILE)?,
+                        numbers: HashMap::new(),
+                        pending: Vec::new(),
+                        last: None,
+                    },
                     previous: None,
                     records: 0,
                 })
@@ -137,6 +253,7 @@ impl RunDir {
             trace,
             compact,
             screenshots: HashSet::new(),
+            last_screenshot: None,
         })
     }
 
@@ -164,8 +281,8 @@ impl RunDir {
 
     /// Appends one record as one line and hands it to the OS before returning,
     /// so a killed host loses at most the step it was writing. In a compact trace
-    /// a hierarchy not seen before is appended to `hierarchies.jsonl` first, so a
-    /// line never refers to a hierarchy that is not on disk yet.
+    /// the hierarchy's new nodes are appended to `hierarchies.jsonl` first, so a
+    /// line never refers to a node that is not on disk yet.
     pub fn append_step(&mut self, record: &StepRecord) -> Result<(), TraceError> {
         let trace_path = self.path.join(TRACE_FILE);
         let bad_json = |source| TraceError::BadJson {
@@ -175,18 +292,9 @@ impl RunDir {
         let Some(compact) = self.compact.as_mut() else {
             return write_line(&mut self.trace, &trace_path, record);
         };
-        let hierarchy = serde_json::to_string(&record.state.hierarchy).map_err(bad_json)?;
-        let hash = sha256_hex(hierarchy.as_bytes());
-        if !compact.hierarchies_written.contains(&hash) {
-            // The hierarchy is already JSON: spliced in rather than parsed back.
-            let line = format!("{{\"sha256\":\"{hash}\",\"hierarchy\":{hierarchy}}}\n");
-            let path = self.path.join(HIERARCHIES_FILE);
-            compact
-                .hierarchies
-                .write_all(line.as_bytes())
-                .map_err(|e| TraceError::io(&path, e))?;
-            compact.hierarchies_written.insert(hash.clone());
-        }
+        let root = compact
+            .nodes
+            .store(&record.state.hierarchy, &self.path.join(HIERARCHIES_FILE))?;
         let mut current = match serde_json::to_value(record).map_err(bad_json)? {
             Value::Object(map) => map,
             _ => {
@@ -196,11 +304,11 @@ impl RunDir {
             }
         };
         if let Some(Value::Object(state)) = current.get_mut("state") {
-            state.insert("hierarchy".into(), Value::String(hash));
+            state.insert("hierarchy".into(), root.into());
         }
-        match compact.previous.as_ref() {
+        match compact.previous.take() {
             Some(previous) if compact.records % KEYFRAME_EVERY != 0 => {
-                let patch = diff(&baseline(previous.clone(), record.step), &current);
+                let patch = diff(&baseline(previous, record.step), &current);
                 let line = DeltaLine {
                     step: record.step,
                     patch: &patch,
@@ -223,11 +331,18 @@ impl RunDir {
     /// Writes a screenshot once per distinct image, as `screenshots/<sha256>.png`;
     /// returns its path relative to the run directory.
     pub fn write_screenshot(&mut self, png: &[u8]) -> Result<String, TraceError> {
+        // Most steps show the screen of the step before: comparing is cheaper than hashing.
+        if let Some((last, relative)) = &self.last_screenshot
+            && last.as_slice() == png
+        {
+            return Ok(relative.clone());
+        }
         let relative = format!("{SCREENSHOTS_DIR}/{}.png", sha256_hex(png));
         if !self.screenshots.contains(&relative) {
             write_atomically(&self.path.join(&relative), png)?;
             self.screenshots.insert(relative.clone());
         }
+        self.last_screenshot = Some((png.to_vec(), relative.clone()));
         Ok(relative)
     }
 }
