@@ -90,6 +90,17 @@ impl LoadOptions {
     }
 }
 
+impl PluginError {
+    /// A failure of `plugin` while loading (outside any call).
+    fn loading(plugin: &str, cause: Cause) -> PluginError {
+        PluginError {
+            plugin: plugin.to_string(),
+            call: None,
+            cause,
+        }
+    }
+}
+
 /// The sandbox every plugin of a process shares; failing to make it fails them all.
 fn new_sandbox() -> Result<Sandbox, PluginError> {
     Sandbox::new().map_err(|message| PluginError {
@@ -318,11 +329,7 @@ impl PluginSet {
         if specs.is_empty() {
             return Ok(set);
         }
-        let fail = |plugin: &str, cause: Cause| PluginError {
-            plugin: plugin.to_string(),
-            call: None,
-            cause,
-        };
+        let fail = PluginError::loading;
         let sandbox = new_sandbox()?;
         let cache = options.cache();
         for (index, spec) in specs.iter().enumerate() {
@@ -621,11 +628,7 @@ pub struct BuiltInListing {
 /// Every built-in plugin, with its kind and contract version from its compiled component
 /// (compiled once and cached as a run would: `options.cache_dir`, `options.no_cache`).
 pub fn list_builtins(options: &LoadOptions) -> Result<Vec<BuiltInListing>, PluginError> {
-    let fail = |plugin: &str, cause: Cause| PluginError {
-        plugin: plugin.to_string(),
-        call: None,
-        cause,
-    };
+    let fail = PluginError::loading;
     let sandbox = new_sandbox()?;
     let cache = options.cache();
     builtin::all()
