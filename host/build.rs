@@ -1,4 +1,6 @@
-//! Builds the spec provider (`spec-provider/`, QuickJS for `wasm32-wasip1`) that the host embeds.
+//! Builds the guests the host embeds: the spec provider (`spec-provider/`, QuickJS)
+//! and the first-party plugins (`plugins/`), all for `wasm32-wasip1`, into one target
+//! directory so that they share its standard-library build.
 
 #[path = "src/wasm_toolchain.rs"]
 #[allow(dead_code)]
@@ -6,20 +8,70 @@ mod wasm_toolchain;
 
 use std::path::{Path, PathBuf};
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+type BuildResult = Result<(), Box<dyn std::error::Error>>;
+
+fn main() -> BuildResult {
     // Read at run time, not with `env!`: a build script compiled in one checkout and
     // reused from a copied target directory must still look at this checkout.
     let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?);
-    build_spec_provider(&manifest_dir)
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
+    // Keep the guests' own target directory beside the host's (OUT_DIR is
+    // <target>/<profile>/build/<pkg>/out), so their standard library and QuickJS
+    // builds survive changes to this build script, and a debug and a release build
+    // of the host share them.
+    let guest_target = out_dir
+        .ancestors()
+        .nth(4)
+        .map(|target| target.join("wasm"))
+        .unwrap_or_else(|| out_dir.join("wasm"));
+    let mut toolchain = None;
+    build_spec_provider(&manifest_dir, &out_dir, &guest_target, &mut toolchain)?;
+    build_first_party_plugins(&manifest_dir, &out_dir, &guest_target, &mut toolchain)
 }
 
-fn build_spec_provider(manifest_dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
+/// The toolchain, detected once and only when something has to be built.
+fn detected(toolchain: &mut Option<wasm_toolchain::Toolchain>) -> Result<wasm_toolchain::Toolchain, String> {
+    if let Some(found) = toolchain {
+        return Ok(found.clone());
+    }
+    let found = wasm_toolchain::Toolchain::detect()?;
+    *toolchain = Some(found.clone());
+    Ok(found)
+}
+
+/// `cargo build` of the guest workspace `manifest` into `guest_target`.
+fn cargo_build(
+    what: &str,
+    manifest: &Path,
+    guest_target: &Path,
+    toolchain: &mut Option<wasm_toolchain::Toolchain>,
+) -> BuildResult {
+    let toolchain = detected(toolchain).map_err(|e| format!("building {what}: {e}"))?;
+    let status = toolchain
+        .cargo_build(manifest, guest_target)
+        .status()
+        .map_err(|e| format!("running cargo for {what}: {e}; run `./dev/setup`"))?;
+    if !status.success() {
+        return Err(format!(
+            "building {what} for {} failed ({status}); run `./dev/setup`",
+            wasm_toolchain::TARGET
+        )
+        .into());
+    }
+    Ok(())
+}
+
+fn build_spec_provider(
+    manifest_dir: &Path,
+    out_dir: &Path,
+    guest_target: &Path,
+    toolchain: &mut Option<wasm_toolchain::Toolchain>,
+) -> BuildResult {
     let provider_dir = manifest_dir.join("../spec-provider");
     for watched in ["src", "Cargo.toml", "Cargo.lock"] {
         println!("cargo:rerun-if-changed={}", provider_dir.join(watched).display());
     }
     println!("cargo:rerun-if-env-changed=UATU_SPEC_PROVIDER");
-    let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
     let destination = out_dir.join("uatu_spec_provider.wasm");
 
     // A prebuilt provider (e.g. from CI) may be supplied instead of building it here.
@@ -28,29 +80,66 @@ fn build_spec_provider(manifest_dir: &Path) -> Result<(), Box<dyn std::error::Er
             .map_err(|e| format!("copying UATU_SPEC_PROVIDER={prebuilt}: {e}"))?;
         return Ok(());
     }
-
-    // Keep the provider's own target directory beside the host's (OUT_DIR is
-    // <target>/<profile>/build/<pkg>/out), so its standard library and QuickJS
-    // builds survive changes to this build script.
-    let target_dir = out_dir
-        .ancestors()
-        .nth(4)
-        .map(|target| target.join("wasm"))
-        .unwrap_or_else(|| out_dir.join("wasm"));
-    let toolchain =
-        wasm_toolchain::Toolchain::detect().map_err(|e| format!("building the spec provider: {e}"))?;
-    let status = toolchain
-        .cargo_build(&provider_dir.join("Cargo.toml"), &target_dir)
-        .status()
-        .map_err(|e| format!("running cargo for the spec provider: {e}; run `./dev/setup`"))?;
-    if !status.success() {
-        return Err(format!(
-            "building the spec provider (spec-provider/) for {} failed ({status}); run `./dev/setup`",
-            wasm_toolchain::TARGET
-        )
-        .into());
-    }
-    let artifact = wasm_toolchain::artifact_path(&target_dir, "uatu_spec_provider");
+    cargo_build(
+        "the spec provider (spec-provider/)",
+        &provider_dir.join("Cargo.toml"),
+        guest_target,
+        toolchain,
+    )?;
+    let artifact = wasm_toolchain::artifact_path(guest_target, "uatu_spec_provider");
     std::fs::copy(&artifact, &destination).map_err(|e| format!("copying {}: {e}", artifact.display()))?;
+    Ok(())
+}
+
+/// Builds the `plugins/` workspace (every member at once) and leaves each member's
+/// core module, deflate-compressed, at `OUT_DIR/builtin-plugins/<package>.wasm.deflate`
+/// for `host/src/plugin/builtin.rs` to embed. The host makes the component at run time
+/// (`wit-component` is a dependency of the host, not of this script).
+fn build_first_party_plugins(
+    manifest_dir: &Path,
+    out_dir: &Path,
+    guest_target: &Path,
+    toolchain: &mut Option<wasm_toolchain::Toolchain>,
+) -> BuildResult {
+    let plugins_dir = manifest_dir.join("../plugins");
+    let sdk_dir = manifest_dir.join("../plugin-sdk");
+    for watched in [
+        plugins_dir.join("Cargo.toml"),
+        plugins_dir.join("Cargo.lock"),
+        sdk_dir.join("src"),
+        sdk_dir.join("wit"),
+        sdk_dir.join("Cargo.toml"),
+    ] {
+        println!("cargo:rerun-if-changed={}", watched.display());
+    }
+    let mut members = Vec::new();
+    for entry in
+        std::fs::read_dir(&plugins_dir).map_err(|e| format!("reading {}: {e}", plugins_dir.display()))?
+    {
+        let dir = entry?.path();
+        if dir.join("Cargo.toml").is_file() {
+            println!("cargo:rerun-if-changed={}", dir.join("src").display());
+            println!("cargo:rerun-if-changed={}", dir.join("Cargo.toml").display());
+            let name = dir
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+                .ok_or_else(|| format!("{} has no name", dir.display()))?;
+            members.push(name);
+        }
+    }
+    cargo_build(
+        "the first-party plugins (plugins/)",
+        &plugins_dir.join("Cargo.toml"),
+        guest_target,
+        toolchain,
+    )?;
+    let destination = out_dir.join("builtin-plugins");
+    std::fs::create_dir_all(&destination)?;
+    for name in members {
+        let artifact = wasm_toolchain::artifact_path(guest_target, &name);
+        let module = std::fs::read(&artifact).map_err(|e| format!("reading {}: {e}", artifact.display()))?;
+        let compressed = miniz_oxide::deflate::compress_to_vec(&module, 9);
+        std::fs::write(destination.join(format!("{name}.wasm.deflate")), compressed)?;
+    }
     Ok(())
 }

@@ -1,7 +1,6 @@
 //! Exploration efficacy: how fast a strategy reaches the simulator's deepest planted bug,
 //! `deep-ledger-duplication`, and how many distinct screens it reaches, the built-in
-//! weighted-random walk against the `coverage-guided` plugin (built from `plugins/` as the
-//! tests build it).
+//! weighted-random walk against the `coverage-guided` plugin (built into uatu, loaded by name).
 //!
 //! Each run is the real `uatu` binary (release) on `examples/folio/spec.ts` against the
 //! built-in simulator with only that bug on, read back from its run directory:
@@ -20,9 +19,6 @@
 //! `UATU_BIN` (another binary).
 
 mod bench_common;
-#[path = "../tests/all/support/plugins.rs"]
-#[allow(dead_code)] // each bench uses part of it
-mod plugin_common;
 
 use std::collections::HashSet;
 use std::fs;
@@ -170,13 +166,10 @@ fn main() {
         .into_iter()
         .filter(|s| only.is_empty() || only == *s)
         .collect();
-    // A plugin is named after its file: copy the component to `coverage-guided.wasm`.
-    let plugin_dir = tempfile::tempdir().expect("temp dir");
-    let plugin = strategies.contains(&"coverage-guided").then(|| {
-        let path = plugin_dir.path().join("coverage-guided.wasm");
-        fs::copy(plugin_common::component("plugins", "coverage_guided"), &path).expect("copy the plugin");
-        path
-    });
+    // The plugin built into uatu, by name.
+    let plugin = strategies
+        .contains(&"coverage-guided")
+        .then(|| PathBuf::from("coverage-guided"));
 
     println!(
         "\n### exploration: seeds {first}..={} x {steps} steps, --sim-bugs {BUG}, {jobs} run(s) at a time\n",

@@ -3,13 +3,14 @@
 //!     cargo bench -p uatu-cli --bench plugin_call              # release profile
 //!     cargo bench -p uatu-cli --bench plugin_call --profile dev  # quicker to build
 //!
-//! Builds the first-party and example plugins first (as the tests do).
+//! Builds the example plugin first (as the tests do); the first-party ones are built into uatu.
 
 mod bench_common;
 #[path = "../tests/all/support/plugins.rs"]
 #[allow(dead_code)] // each bench uses part of it
 mod plugin_common;
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use bench_common::percentile;
@@ -70,11 +71,12 @@ fn main() {
     });
     report("host: step context (no plugin call)", context);
 
-    for (workspace, lib, name) in [
-        ("examples/plugins", "prefer_keys", "prefer-keys"),
-        ("plugins", "coverage_guided", "coverage-guided"),
+    // The example strategy from its file, the first-party one built into uatu.
+    for (path, name) in [
+        (component("examples/plugins", "prefer_keys"), "prefer-keys"),
+        (PathBuf::from("coverage-guided"), "coverage-guided"),
     ] {
-        let specs = [spec(component(workspace, lib), name, "")];
+        let specs = [spec(path, name, "")];
         let mut plugins = PluginSet::load(&specs, run_dir.path(), &options).expect("loads");
         let samples = time(|step| {
             let chosen = plugins
@@ -86,7 +88,7 @@ fn main() {
     }
 
     let specs = [spec(
-        component("plugins", "screen_signature"),
+        PathBuf::from("screen-signature"),
         "screen",
         "blank-detection = false",
     )];
@@ -100,7 +102,7 @@ fn main() {
     });
     report("extract (screen-signature, no screenshot)", samples);
 
-    let specs = [spec(component("plugins", "junit"), "junit", "")];
+    let specs = [spec(PathBuf::from("junit"), "junit", "")];
     let mut plugins = PluginSet::load(&specs, run_dir.path(), &options).expect("loads");
     plugins
         .sink_run_start(&serde_json::json!({"seed": 1}))

@@ -62,7 +62,7 @@ pub enum Command {
     /// Check that a device works end to end.
     #[command(after_help = EXIT_CODES)]
     Doctor(DoctorArgs),
-    /// Build and scaffold WebAssembly plugins.
+    /// List the built-in plugins; build and scaffold WebAssembly plugins.
     #[command(subcommand)]
     Plugin(PluginCommand),
     /// Print the versions of uatu, its spec ABI and its plugin contract.
@@ -230,10 +230,19 @@ pub struct DoctorArgs {
 
 #[derive(Debug, Clone, Subcommand)]
 pub enum PluginCommand {
+    /// List the plugins built into uatu (for `--plugin NAME`): kind, contract, configuration keys.
+    List(PluginListArgs),
     /// Build a plugin crate to a WebAssembly component.
     Build(PluginBuildArgs),
     /// Scaffold a new plugin crate.
     New(PluginNewArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PluginListArgs {
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Args)]

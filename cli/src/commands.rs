@@ -18,7 +18,7 @@ use uatu_sim::{Bugs, SimConfig, Simulator};
 
 use crate::args::{
     BuildArgs, CheckArgs, Cli, Command, DoctorArgs, InspectArgs, PluginBuildArgs, PluginCommand,
-    PluginNewArgs, ReplayArgs, ReportArgs, RunArgs, ShrinkArgs, SimArgs,
+    PluginListArgs, PluginNewArgs, ReplayArgs, ReportArgs, RunArgs, ShrinkArgs, SimArgs,
 };
 use crate::report::verdict_table;
 
@@ -34,6 +34,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Inspect(args) => inspect(args),
         Command::Report(args) => report(args),
         Command::Doctor(args) => doctor(args),
+        Command::Plugin(PluginCommand::List(args)) => plugin_list(args),
         Command::Plugin(PluginCommand::Build(args)) => plugin_build(args),
         Command::Plugin(PluginCommand::New(args)) => plugin_new(args),
         Command::Version => {
@@ -608,6 +609,27 @@ fn explain_real_devices() {
         println!("  {mark} {:<9} {}", requirement.tool, requirement.why);
     }
     println!("  and the app's debug build linked with the uatu SDK.");
+}
+
+/// `uatu plugin list`.
+fn plugin_list(args: PluginListArgs) -> anyhow::Result<ExitStatus> {
+    let plugins = uatu::plugin::list_builtins(&uatu::plugin::LoadOptions::default()).map_err(Error::from)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&plugins)?);
+        return Ok(ExitStatus::Ok);
+    }
+    for plugin in &plugins {
+        println!(
+            "{}  {} (uatu:plugin@{}): {}",
+            plugin.name, plugin.kind, plugin.contract, plugin.summary
+        );
+        for config in plugin.config {
+            println!("    {:<20} default {}", config.key, config.default);
+        }
+    }
+    println!();
+    println!("Load one with `--plugin NAME`; configure it under [plugins.NAME] in uatu.toml.");
+    Ok(ExitStatus::Ok)
 }
 
 /// `uatu plugin build DIR`.

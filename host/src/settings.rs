@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::devices::{DeviceChoice, SidecarOptions};
-use crate::plugin::{OnPluginError, PluginChoice};
+use crate::plugin::{OnPluginError, PluginChoice, builtin};
 use crate::trace::TraceFormat;
 
 /// The name of the file read when no other is given.
@@ -143,8 +143,8 @@ pub struct Settings {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<PathBuf>,
 
-    /// A plugin to load (`.wasm` component); repeat for several. Configured under `[plugins.<name>]` in uatu.toml.
-    #[cfg_attr(feature = "cli", arg(long = "plugin", value_name = "FILE"))]
+    /// A plugin to load: a `.wasm` component or a built-in plugin's name (`uatu plugin list`); repeat for several. Configured under `[plugins.<name>]` in uatu.toml.
+    #[cfg_attr(feature = "cli", arg(long = "plugin", value_name = "FILE|NAME"))]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plugin: Vec<PathBuf>,
 
@@ -211,11 +211,18 @@ impl Settings {
         settings.spec.as_mut().map(relative_to_file);
         settings.output.as_mut().map(relative_to_file);
         settings.sidecar.as_mut().map(relative_to_file);
-        settings.plugin.iter_mut().for_each(relative_to_file);
+        // A plugin is a file relative to this one, unless it is a built-in plugin's
+        // name and no such file is there.
+        let plugin_relative_to_file = |p: &mut PathBuf| {
+            if !(builtin::is_builtin_name(p) && !base.join(&*p).is_file()) {
+                relative_to_file(p);
+            }
+        };
+        settings.plugin.iter_mut().for_each(plugin_relative_to_file);
         for table in settings.plugins.values_mut() {
             if let Some(toml::Value::String(p)) = table.get_mut("path") {
                 let mut path = PathBuf::from(&*p);
-                relative_to_file(&mut path);
+                plugin_relative_to_file(&mut path);
                 *p = path.to_string_lossy().into_owned();
             }
         }
@@ -456,10 +463,15 @@ fn resolve_plugins(
                 ));
             }
             None => {
+                let load = if builtin::find(&name).is_some() {
+                    format!("pass --plugin {name} (the built-in plugin)")
+                } else {
+                    format!("pass --plugin {name}.wasm")
+                };
                 return Err(ConfigError::invalid(
                     format!("plugins.{name}"),
                     format!(
-                        "configures plugin `{name}`, which is not loaded: add `path = \"...\"` or pass --plugin {name}.wasm"
+                        "configures plugin `{name}`, which is not loaded: add `path = \"...\"` or {load}"
                     ),
                 ));
             }
@@ -609,6 +621,24 @@ mod tests {
             Some(&toml::Value::Float(0.3))
         );
         assert_eq!(config.plugins[1].path, PathBuf::from("/project/p/junit.wasm"));
+    }
+
+    #[test]
+    fn a_built_in_plugin_name_in_the_file_stays_a_name_and_a_path_becomes_relative() {
+        let file = parse(
+            "plugin = [\"junit\", \"my.wasm\"]\n[plugins.coverage-guided]\npath = \"coverage-guided\"\n",
+        )
+        .expect("parses");
+        let config = RunConfig::resolve(flags("s.ts"), file).expect("resolves");
+        let paths: Vec<_> = config.plugins.iter().map(|p| p.path.clone()).collect();
+        assert_eq!(
+            paths,
+            [
+                PathBuf::from("junit"),
+                PathBuf::from("/project/my.wasm"),
+                PathBuf::from("coverage-guided")
+            ]
+        );
     }
 
     #[test]

@@ -1,12 +1,18 @@
-//! The first-party plugins in plugins/, built from source, through the host's plugin API.
+//! The first-party plugins in plugins/, as built into uatu (loaded by name), through the
+//! host's plugin API.
+
+use std::path::PathBuf;
 
 use crate::support::plugins as plugin_common;
 
-use plugin_common::{candidates, component, record, spec, state};
+use plugin_common::{candidates, record, spec, state};
 use uatu::plugin::{LoadOptions, PluginEvent, PluginSet};
 use uatu::trace::{Counts, PropertySummary, Summary};
 
-const FIRST_PARTY: &str = "plugins";
+/// A built-in plugin, as `--plugin NAME` names it.
+fn builtin(name: &str) -> PathBuf {
+    PathBuf::from(name)
+}
 
 fn options() -> LoadOptions {
     LoadOptions {
@@ -18,7 +24,7 @@ fn options() -> LoadOptions {
 #[test]
 fn coverage_guided_tries_everything_early_then_exploits_new_coverage() {
     let run_dir = tempfile::tempdir().unwrap();
-    let wasm = component(FIRST_PARTY, "coverage_guided");
+    let wasm = builtin("coverage-guided");
     let specs = [spec(wasm, "coverage-guided", "exploration = 0.2\nseed = 7")];
     let mut plugins = PluginSet::load(&specs, run_dir.path(), &options()).unwrap();
     let offered = candidates();
@@ -60,7 +66,7 @@ fn coverage_guided_tries_everything_early_then_exploits_new_coverage() {
 #[test]
 fn coverage_guided_falls_back_to_screen_novelty_and_says_so_once() {
     let run_dir = tempfile::tempdir().unwrap();
-    let wasm = component(FIRST_PARTY, "coverage_guided");
+    let wasm = builtin("coverage-guided");
     let mut plugins =
         PluginSet::load(&[spec(wasm, "coverage-guided", "")], run_dir.path(), &options()).unwrap();
     for step in 0..5 {
@@ -94,7 +100,7 @@ fn png(width: u32, height: u32, striped: bool) -> uatu_device::model::Screenshot
 #[test]
 fn screen_signature_matches_the_host_and_counts_screens_and_blank_frames() {
     let run_dir = tempfile::tempdir().unwrap();
-    let wasm = component(FIRST_PARTY, "screen_signature");
+    let wasm = builtin("screen-signature");
     let mut plugins = PluginSet::load(&[spec(wasm, "screen", "")], run_dir.path(), &options()).unwrap();
     assert!(plugins.needs_screenshot());
 
@@ -124,7 +130,7 @@ fn screen_signature_matches_the_host_and_counts_screens_and_blank_frames() {
 #[test]
 fn junit_writes_one_test_case_per_property_into_its_own_directory() {
     let run_dir = tempfile::tempdir().unwrap();
-    let wasm = component(FIRST_PARTY, "junit");
+    let wasm = builtin("junit");
     let mut plugins = PluginSet::load(&[spec(wasm, "junit", "")], run_dir.path(), &options()).unwrap();
     plugins
         .sink_run_start(&serde_json::json!({"seed": 42, "spec": {"path": "specs/folio.ts"}}))

@@ -1,8 +1,8 @@
 // Reads the screen-signature extractor plugin's values like snapshots.
 import { always, extract, taps, weighted, pressKey } from "@uatu/spec";
 
-const signature = extract((s) => s.snapshots["screen_signature.signature"], "signature");
-const distinct = extract((s) => s.snapshots["screen_signature.distinct_screens"], "distinctScreens");
+const signature = extract((s) => s.snapshots["screen-signature.signature"], "signature");
+const distinct = extract((s) => s.snapshots["screen-signature.distinct_screens"], "distinctScreens");
 
 export const properties = {
   signatureIsAString: always(() => typeof signature.current === "string" && signature.current.length > 0),

@@ -10,6 +10,7 @@
 
 mod bindings;
 mod build;
+pub mod builtin;
 pub mod context;
 pub mod contract;
 mod sandbox;
@@ -49,7 +50,7 @@ const HOST_KEYS: [&str; 2] = ["memory-mib", "deadline-ms"];
 pub struct PluginChoice {
     /// Its name: the file's stem, or its `[plugins.<name>]` table's name.
     pub name: String,
-    /// The component file.
+    /// The component file, or a built-in plugin's name (see [`builtin::origin`]).
     pub path: PathBuf,
     /// Its settings from `[plugins.<name>]`.
     pub config: toml::Table,
@@ -76,6 +77,40 @@ pub struct LoadOptions {
     pub cache_dir: Option<PathBuf>,
     /// Compile every time, caching nothing.
     pub no_cache: bool,
+}
+
+impl LoadOptions {
+    /// Where compiled components are cached, if anywhere.
+    fn cache(&self) -> Option<PathBuf> {
+        if self.no_cache {
+            None
+        } else {
+            self.cache_dir.clone().or_else(default_cache_dir)
+        }
+    }
+}
+
+impl PluginError {
+    /// A failure of `plugin` while loading (outside any call).
+    fn loading(plugin: &str, cause: Cause) -> PluginError {
+        PluginError {
+            plugin: plugin.to_string(),
+            call: None,
+            cause,
+        }
+    }
+}
+
+/// The sandbox every plugin of a process shares; failing to make it fails them all.
+fn new_sandbox() -> Result<Sandbox, PluginError> {
+    Sandbox::new().map_err(|message| PluginError {
+        plugin: "(all)".into(),
+        call: None,
+        cause: Cause::Load {
+            path: PathBuf::from("-"),
+            message,
+        },
+    })
 }
 
 /// A plugin failure, naming the plugin and (when it happened in one) the call.
@@ -115,6 +150,9 @@ pub enum Cause {
         /// The contract version this host implements ([`CONTRACT_VERSION`]).
         supported: String,
     },
+    /// The plugin is neither a file nor a built-in plugin.
+    #[error(transparent)]
+    Unknown(#[from] builtin::UnknownPlugin),
     /// The component exports none of the plugin interfaces.
     #[error(
         "{path} is not a uatu plugin: it exports {exports}, but none of uatu:plugin/strategy, extractor or sink"
@@ -219,7 +257,7 @@ pub enum PluginEvent {
 pub struct PluginMeta {
     /// The plugin's name (its `[plugins.<name>]`).
     pub name: String,
-    /// The component file as given.
+    /// The component file as given, or the built-in plugin's name.
     pub path: PathBuf,
     /// sha256 of the component file's bytes, hex.
     pub sha256: String,
@@ -291,25 +329,9 @@ impl PluginSet {
         if specs.is_empty() {
             return Ok(set);
         }
-        let fail = |plugin: &str, cause: Cause| PluginError {
-            plugin: plugin.to_string(),
-            call: None,
-            cause,
-        };
-        let sandbox = Sandbox::new().map_err(|message| {
-            fail(
-                "(all)",
-                Cause::Load {
-                    path: PathBuf::from("-"),
-                    message,
-                },
-            )
-        })?;
-        let cache = if options.no_cache {
-            None
-        } else {
-            options.cache_dir.clone().or_else(default_cache_dir)
-        };
+        let fail = PluginError::loading;
+        let sandbox = new_sandbox()?;
+        let cache = options.cache();
         for (index, spec) in specs.iter().enumerate() {
             validate_name(&spec.name).map_err(|message| fail(&spec.name, Cause::Config(message)))?;
             if specs[..index].iter().any(|other| other.name == spec.name) {
@@ -587,6 +609,60 @@ impl PluginSet {
     }
 }
 
+/// A built-in plugin as `uatu plugin list` shows it: what the binary embeds, and the
+/// kind and contract version read from its component (not declared beside it).
+#[derive(Debug, Clone, Serialize)]
+pub struct BuiltInListing {
+    /// Its name, for `--plugin`.
+    pub name: &'static str,
+    /// Which interface its component exports.
+    pub kind: Kind,
+    /// The contract version its component was built against.
+    pub contract: String,
+    /// What it does, in one line.
+    pub summary: &'static str,
+    /// The keys of its `[plugins.<name>]` table and their defaults.
+    pub config: &'static [builtin::ConfigKey],
+}
+
+/// Every built-in plugin, with its kind and contract version from its compiled component
+/// (compiled once and cached as a run would: `options.cache_dir`, `options.no_cache`).
+pub fn list_builtins(options: &LoadOptions) -> Result<Vec<BuiltInListing>, PluginError> {
+    let fail = PluginError::loading;
+    let sandbox = new_sandbox()?;
+    let cache = options.cache();
+    builtin::all()
+        .iter()
+        .map(|plugin| {
+            let load_error = |message: String| {
+                fail(
+                    plugin.name,
+                    Cause::Load {
+                        path: PathBuf::from(plugin.name),
+                        message,
+                    },
+                )
+            };
+            let bytes = plugin
+                .component()
+                .map_err(|error| load_error(error.to_string()))?;
+            let sha256 = hex::encode(Sha256::digest(bytes));
+            let component = sandbox
+                .component(bytes, &sha256, cache.as_deref())
+                .map_err(load_error)?;
+            let (kind, version) = identify(&sandbox, &component, Path::new(plugin.name))
+                .map_err(|cause| fail(plugin.name, cause))?;
+            Ok(BuiltInListing {
+                name: plugin.name,
+                kind,
+                contract: version.to_string(),
+                summary: plugin.summary,
+                config: plugin.config,
+            })
+        })
+        .collect()
+}
+
 /// A value for a sink's `on-run-start` or `on-run-end`, as JSON text.
 fn sink_json(call: &'static str, value: &impl Serialize) -> Result<String, PluginError> {
     serde_json::to_string(value).map_err(|error| PluginError {
@@ -666,9 +742,18 @@ fn load_one(
     };
     let (memory_mib, deadline_ms, config_json) =
         split_config(&spec.config).map_err(|m| fail(Cause::Config(m)))?;
-    let bytes = std::fs::read(&spec.path).map_err(|error| load_error(error.to_string()))?;
-    let sha256 = hex::encode(Sha256::digest(&bytes));
-    let component = sandbox.component(&bytes, &sha256, cache).map_err(load_error)?;
+    let file_bytes;
+    let bytes: &[u8] = match builtin::origin(&spec.path).map_err(|unknown| fail(unknown.into()))? {
+        builtin::Origin::File(path) => {
+            file_bytes = std::fs::read(path).map_err(|error| load_error(error.to_string()))?;
+            &file_bytes
+        }
+        builtin::Origin::BuiltIn(plugin) => plugin
+            .component()
+            .map_err(|error| load_error(error.to_string()))?,
+    };
+    let sha256 = hex::encode(Sha256::digest(bytes));
+    let component = sandbox.component(bytes, &sha256, cache).map_err(load_error)?;
     let (kind, version) = identify(sandbox, &component, &spec.path).map_err(fail)?;
     let dir = match kind {
         Kind::Sink => {
