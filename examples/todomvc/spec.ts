@@ -12,7 +12,9 @@
 // taken (adding trims and ignores empty input, toggle, toggle-all, editing with
 // Enter / Escape / blur, delete, clear completed, filter links).
 // A double click is two taps in a row on one label (the device turns two
-// presses within 500 ms at one point into a double click, as a desktop does).
+// presses at one point within 500 ms of the user's time into a double click, as
+// a desktop does; the time uatu spends settling and capturing between them does
+// not count).
 
 import { actions, always, extract, from, InputText, PressKey, Tap, weighted } from "@uatu/spec";
 import type { Element, State } from "@uatu/spec";

@@ -336,6 +336,15 @@ impl WebDevice {
         }
     }
 
+    /// Settling and capturing between two taps is not the user's time: the
+    /// double-click window restarts when they end (see [`input::ClickCounter`]).
+    fn observed<T>(&self, result: T) -> T {
+        if let Ok(mut clicks) = self.shared.clicks.lock() {
+            clicks.observed();
+        }
+        result
+    }
+
     fn delivered(&self) -> InputOutcome {
         InputOutcome {
             delivered: true,
@@ -580,7 +589,7 @@ impl Driver for WebDevice {
             image::ImageReader::with_format(std::io::Cursor::new(&png), image::ImageFormat::Png)
                 .into_dimensions()
                 .map_err(|e| self.error("Screenshot", format!("the browser sent an unreadable PNG: {e}")))?;
-        Ok(Screenshot { png, width, height })
+        Ok(self.observed(Screenshot { png, width, height }))
     }
 
     async fn hierarchy(&self) -> Result<Hierarchy, DeviceError> {
@@ -589,13 +598,14 @@ impl Driver for WebDevice {
             .evaluate_expression(HIERARCHY)
             .await
             .map_err(|e| self.error("Hierarchy", e))?;
-        result
+        let hierarchy = result
             .into_value::<Hierarchy>()
             .map_err(|e| DeviceError::InvalidAnswer {
                 call: "Hierarchy",
                 device: self.describe.clone(),
                 message: e.to_string(),
-            })
+            });
+        self.observed(hierarchy)
     }
 
     async fn recent_logs(&self, since_ms: u64, min_level: LogLevel) -> Result<Vec<LogEntry>, DeviceError> {
@@ -631,10 +641,10 @@ impl Driver for WebDevice {
             };
             let idle = quiet && since_mutation >= settle.as_millis() as f64;
             if idle || Instant::now() >= deadline {
-                return Ok(IdleOutcome {
+                return Ok(self.observed(IdleOutcome {
                     idle,
                     device_time_ms: self.shared.now_ms(),
-                });
+                }));
             }
             tokio::time::sleep(IDLE_POLL).await;
         }
@@ -679,10 +689,10 @@ impl Driver for WebDevice {
             .cpu
             .lock()
             .map_or(0.0, |mut cpu| cpu.share(task_seconds, Instant::now()) * 100.0);
-        Ok(Metrics {
+        Ok(self.observed(Metrics {
             cpu_percent,
             memory_bytes: value("JSHeapUsedSize") as u64,
-        })
+        }))
     }
 }
 

@@ -18,6 +18,13 @@ const DOUBLE_CLICK_DISTANCE: i32 = 4;
 /// Counts consecutive clicks the way the OS does: a press close enough in
 /// time and space to the previous one continues its count, so two taps in a
 /// row on one element are a double click (`dblclick`) to the page.
+///
+/// The time between two taps is the user's time, not uatu's: the step between
+/// them waits for the page to settle and captures it (hierarchy, screenshot),
+/// which a person double-clicking does not, and which takes seconds on a loaded
+/// machine. So the window restarts whenever the device finishes observing the
+/// page ([`ClickCounter::observed`]), and two taps in a row are a double click
+/// however long the observation between them took.
 #[derive(Default)]
 pub(crate) struct ClickCounter {
     last: Option<(Point, Instant, i64)>,
@@ -26,7 +33,10 @@ pub(crate) struct ClickCounter {
 impl ClickCounter {
     /// The click count of a press at `point` now.
     pub fn click_at(&mut self, point: Point) -> i64 {
-        let now = Instant::now();
+        self.click_at_time(point, Instant::now())
+    }
+
+    fn click_at_time(&mut self, point: Point, now: Instant) -> i64 {
         let count = match self.last {
             Some((at, when, count))
                 if now.duration_since(when) <= DOUBLE_CLICK_TIME
@@ -45,6 +55,18 @@ impl ClickCounter {
     /// a first click (a double click is two presses with nothing in between).
     pub fn interrupt(&mut self) {
         self.last = None;
+    }
+
+    /// The device finished observing the page: the double-click window of the
+    /// last press restarts now (the observation took none of the user's time).
+    pub fn observed(&mut self) {
+        self.observed_at(Instant::now());
+    }
+
+    fn observed_at(&mut self, now: Instant) {
+        if let Some((_, when, _)) = &mut self.last {
+            *when = now;
+        }
     }
 }
 
@@ -161,6 +183,27 @@ mod tests {
         assert_eq!(counter.click_at(Point { x: 300, y: 100 }), 1);
         counter.interrupt();
         assert_eq!(counter.click_at(Point { x: 300, y: 100 }), 1);
+    }
+
+    #[test]
+    fn a_press_after_the_window_is_a_first_click_unless_the_device_was_observing() {
+        let mut counter = ClickCounter::default();
+        let at = Point { x: 100, y: 100 };
+        let start = Instant::now();
+        let later = |ms| start + Duration::from_millis(ms);
+        assert_eq!(counter.click_at_time(at, start), 1);
+        assert_eq!(
+            counter.click_at_time(at, later(600)),
+            1,
+            "600 ms after: a new first click"
+        );
+        // Two seconds of settling and capturing after that tap, then 100 ms of the user's.
+        counter.observed_at(later(2_600));
+        assert_eq!(counter.click_at_time(at, later(2_700)), 2);
+        // Observing with no press before it starts nothing.
+        counter.interrupt();
+        counter.observed_at(later(3_000));
+        assert_eq!(counter.click_at_time(at, later(3_100)), 1);
     }
 
     #[test]
