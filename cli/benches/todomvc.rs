@@ -4,10 +4,17 @@
 //! Prints a Markdown table (implementation, steps/s, p50 step split into browser
 //! and host time, properties violated, first violating step and its action).
 //!
+//! The whole todomvc folder is served and each implementation opened at
+//! `/examples/<name>/<entry>/`, as todomvc.com serves them: some reach outside
+//! their entry folder (`../node_modules`) or use absolute paths (emberjs).
+//!
 //! Run: `cargo bench -p uatu-cli --bench todomvc`. Knobs (environment):
 //! `TODOMVC_STEPS` (default 300), `TODOMVC_SEED` (default 1), `TODOMVC_ONLY`
 //! (comma-separated implementation names), `UATU_TODOMVC` (the todomvc folder),
-//! `UATU_BIN` (another binary to measure).
+//! `UATU_BIN` (another binary to measure), `TODOMVC_RUNS` (keep the run
+//! directories there instead of in a temporary one), `TODOMVC_SHRINK` (a
+//! `uatu shrink --budget`, e.g. `60s`: shrink each implementation's first
+//! violation and add the reproducer's length to the table).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -44,13 +51,45 @@ fn todomvc() -> PathBuf {
         .unwrap_or_else(|| workspace().join("../shared/apps/todomvc"))
 }
 
-/// The folder that holds an implementation's `index.html`.
-fn app_root(example: &Path) -> PathBuf {
-    let dist = example.join("dist");
-    if dist.join("index.html").exists() {
-        dist
-    } else {
-        example.to_path_buf()
+/// Where an implementation's built `index.html` is, relative to its folder: the
+/// build output when it has one (angular's `dist/browser`, emberjs's
+/// `todomvc/dist`, angular-dart's `web`, duel's `www`), else the folder itself.
+fn app_entry(example: &Path) -> Option<&'static str> {
+    ["dist/browser", "dist", "todomvc/dist", "web", "www", ""]
+        .into_iter()
+        .find(|entry| example.join(entry).join("index.html").is_file())
+}
+
+/// The first violated property's reproducer: `uatu shrink --budget <budget>`;
+/// its length (script steps, of which actions) from the original's, or why there is none.
+fn shrink(run: &Path, budget: &str) -> String {
+    let output = Command::new(uatu_bin())
+        .current_dir(workspace())
+        .arg("shrink")
+        .arg(run)
+        .args(["--budget", budget, "--no-screenshots", "--json"])
+        .output()
+        .expect("run uatu shrink");
+    let report: Option<serde_json::Value> = serde_json::from_slice(&output.stdout).ok();
+    match report {
+        Some(r) if r["length"].is_u64() => format!(
+            "{} steps ({} actions) from {}{}",
+            r["length"],
+            r["actions"],
+            r["original_length"],
+            if r["ended"] == "done" {
+                String::new()
+            } else {
+                format!(", {}", r["ended"].as_str().unwrap_or("?"))
+            }
+        ),
+        _ => format!(
+            "not shrunk: {}",
+            String::from_utf8_lossy(&output.stderr)
+                .lines()
+                .last()
+                .unwrap_or_default()
+        ),
     }
 }
 
@@ -67,26 +106,46 @@ fn main() {
         .filter(|p| only.as_ref().is_none_or(|o| o.iter().any(|n| p.ends_with(n))))
         .collect();
     examples.sort();
+    let shrink_budget = std::env::var("TODOMVC_SHRINK").ok();
+    let kept_runs = std::env::var_os("TODOMVC_RUNS").map(PathBuf::from);
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let addr = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("address");
+        let app = axum::Router::new().fallback_service(tower_http::services::ServeDir::new(todomvc()));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        addr
+    });
     println!(
-        "| implementation | steps | steps/s | p50 step (browser + host) | violated properties (first step, action) |"
+        "| implementation | steps | steps/s | p50 step (browser + host) | violated properties (first step, action) | reproducer of the first |"
     );
-    println!("|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|");
     for example in examples {
         let name = example
             .file_name()
             .unwrap_or_default()
             .to_string_lossy()
             .into_owned();
-        let root = app_root(&example);
-        let addr = runtime.block_on(async {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-            let addr = listener.local_addr().expect("address");
-            let app = axum::Router::new().fallback_service(tower_http::services::ServeDir::new(root));
-            tokio::spawn(async move { axum::serve(listener, app).await });
-            addr
-        });
-        let output = tempfile::tempdir().expect("temp dir");
+        let Some(entry) = app_entry(&example) else {
+            println!("| {name} | 0 | – | – | no index.html (not built) | – |");
+            continue;
+        };
+        let url = format!("http://{addr}/examples/{name}/{entry}");
+        let url = if url.ends_with('/') {
+            url
+        } else {
+            format!("{url}/")
+        };
+        let temporary = tempfile::tempdir().expect("temp dir");
+        let output = match &kept_runs {
+            Some(runs) => runs.join(&name),
+            None => temporary.path().to_path_buf(),
+        };
+        if kept_runs.is_some() {
+            // This implementation's runs of an earlier bench: the run read below must be this one.
+            let _ = std::fs::remove_dir_all(&output);
+        }
+        std::fs::create_dir_all(&output).expect("the runs folder");
         let status = Command::new(uatu_bin())
             .current_dir(workspace())
             .args([
@@ -98,20 +157,20 @@ fn main() {
                 "--no-screenshots",
                 "--json",
             ])
-            .args(["--url", &format!("http://{addr}/")])
+            .args(["--url", &url])
             .args(["--max-steps", &steps.to_string(), "--seed", &seed.to_string()])
             .arg("--output")
-            .arg(output.path())
+            .arg(&output)
             .output()
             .expect("run uatu");
-        let Some(dir) = std::fs::read_dir(output.path())
+        let Some(dir) = std::fs::read_dir(&output)
             .ok()
             .and_then(|mut d| d.next())
-            .map(|_| run_dir(output.path()))
+            .map(|_| run_dir(&output))
         else {
             let stderr = String::from_utf8_lossy(&status.stderr);
             println!(
-                "| {name} | 0 | – | – | did not run: {} |",
+                "| {name} | 0 | – | – | did not run: {} | – |",
                 stderr.lines().last().unwrap_or_default()
             );
             continue;
@@ -122,7 +181,7 @@ fn main() {
         {
             Some(summary) => summary,
             None => {
-                println!("| {name} | – | – | – | no summary |");
+                println!("| {name} | – | – | – | no summary | – |");
                 continue;
             }
         };
@@ -169,8 +228,13 @@ fn main() {
             .get("app_crashes")
             .and_then(|c| c.as_u64())
             .unwrap_or(0);
+        let reproducer = match (&shrink_budget, violated.is_empty()) {
+            (_, true) => "–".to_string(),
+            (Some(budget), false) => shrink(&dir, budget),
+            (None, false) => "not shrunk".to_string(),
+        };
         println!(
-            "| {name} | {}{} | {:.1} | {:.1} ms ({:.1} + {:.1}) | {}{} |",
+            "| {name} | {}{} | {:.1} | {:.1} ms ({:.1} + {:.1}) | {}{} | {reproducer} |",
             summary.steps,
             if summary.stopped == "max-steps" {
                 String::new()

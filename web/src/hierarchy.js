@@ -6,7 +6,9 @@
     'combobox', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'tab', 'slider', 'spinbutton', 'treeitem']);
   const FIELD_TAGS = new Set(['INPUT', 'TEXTAREA', 'SELECT']);
   const SKIPPED_TAGS = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK']);
-  const active = document.activeElement;
+  // The focused element itself: inside a shadow root, document.activeElement is only its host.
+  let active = document.activeElement;
+  while (active && active.shadowRoot && active.shadowRoot.activeElement) active = active.shadowRoot.activeElement;
   const squash = (s) => s.replace(/\s+/g, ' ').trim();
 
   // A node for `el`, or its visible descendants when `el` itself shows nothing.
