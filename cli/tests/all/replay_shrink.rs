@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 use uatu::trace::{StepRecord, read_steps};
 
-use crate::run_folio::violated;
+use crate::support::folio::violated;
 
 const SPEC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/folio/spec.ts");
 

@@ -2,14 +2,13 @@
 //! example Folio spec compiled to Wasm, and the simulated device over real
 //! gRPC and a real SDK socket.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::Value;
 use uatu::trace::{TraceReader, read_steps};
 
-const SPEC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/folio/spec.ts");
+use crate::support::folio::{SPEC, check, run_spec, violated};
 /// The spec written from the reference Folio app's behaviour alone (issue 13).
 const REFERENCE_SPEC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/folio/reference-spec.ts");
 
@@ -38,46 +37,10 @@ const CATCHES: &[(&str, &[&str])] = &[
     ("slow-login", &["signInCompletesWithin3s"]),
 ];
 
-fn uatu(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_uatu"))
-        .args(args)
-        .output()
-        .expect("runs uatu")
-}
-
 /// Runs the Folio spec with `extra` flags into a fresh output directory;
 /// returns the exit code, the JSON summary and the run directory.
 fn run_folio(output: &Path, extra: &[&str]) -> (i32, Value, PathBuf) {
     run_spec(SPEC, output, extra)
-}
-
-/// Runs `spec` against the simulator with `extra` flags, as [`run_folio`] does.
-fn run_spec(spec: &str, output: &Path, extra: &[&str]) -> (i32, Value, PathBuf) {
-    let mut args = vec!["run", "--spec", spec, "--json", "--output"];
-    let output_arg = output.display().to_string();
-    args.push(&output_arg);
-    args.extend_from_slice(extra);
-    let out = uatu(&args);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let summary: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!(
-            "summary is not JSON ({e}):\n{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    let run_dir = PathBuf::from(summary["run_dir"].as_str().expect("run_dir"));
-    (out.status.code().unwrap_or(-1), summary, run_dir)
-}
-
-/// The names of the properties a run's summary says were violated.
-pub(crate) fn violated(summary: &Value) -> BTreeSet<String> {
-    summary["properties"]
-        .as_array()
-        .expect("properties")
-        .iter()
-        .filter(|p| p["verdict"] == "violated")
-        .map(|p| p["name"].as_str().expect("name").to_owned())
-        .collect()
 }
 
 fn actions_of(run_dir: &Path) -> Vec<Value> {
@@ -248,9 +211,8 @@ fn check_over_a_finished_run_reproduces_its_verdicts() {
             "--no-screenshots",
         ],
     );
-    let out = uatu(&["check", "--json", "--spec", SPEC, &run_dir.display().to_string()]);
-    let report: Value = serde_json::from_slice(&out.stdout).expect("check prints JSON");
-    assert_eq!(out.status.code(), Some(code), "same exit code");
+    let (check_code, report) = check(&run_dir);
+    assert_eq!(check_code, code, "same exit code");
     assert_eq!(
         report["properties"], summary["properties"],
         "same verdicts, steps and causes"
@@ -357,8 +319,7 @@ fn a_host_killed_mid_run_leaves_a_readable_trace() {
         "a killed run has no summary"
     );
     // uatu check still works over what was recorded.
-    let out = uatu(&["check", "--json", "--spec", SPEC, &run_dir.display().to_string()]);
-    let report: Value = serde_json::from_slice(&out.stdout).expect("check prints JSON");
+    let (_, report) = check(&run_dir);
     assert_eq!(report["steps"].as_u64(), Some(steps.len() as u64));
 }
 

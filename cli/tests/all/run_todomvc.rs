@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::run_folio::violated;
+use crate::support::folio::violated;
 
 const SPEC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/todomvc/spec.ts");
 

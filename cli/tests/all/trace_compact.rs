@@ -10,29 +10,13 @@ use std::hash::{Hash, Hasher};
 
 use uatu::trace::{Event, StepMetrics, StepRecord, TraceIndex, TraceReader, read_step_range, read_steps};
 
-const SPEC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/folio/spec.ts");
+use crate::support::folio::{SPEC, check, run_spec};
 
 /// Runs the Folio spec with every bug on for `steps` steps; returns the run directory.
 fn run(output: &Path, steps: &str, extra: &[&str]) -> PathBuf {
-    let out = Command::new(env!("CARGO_BIN_EXE_uatu"))
-        .args([
-            "run",
-            "--spec",
-            SPEC,
-            "--seed",
-            "5",
-            "--sim-latency",
-            "0",
-            "--json",
-        ])
-        .args(["--max-steps", steps, "--output"])
-        .arg(output)
-        .args(extra)
-        .output()
-        .expect("runs uatu");
-    let summary: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("summary ({e}): {}", String::from_utf8_lossy(&out.stderr)));
-    PathBuf::from(summary["run_dir"].as_str().expect("run_dir"))
+    let mut args = vec!["--seed", "5", "--sim-latency", "0", "--max-steps", steps];
+    args.extend_from_slice(extra);
+    run_spec(SPEC, output, &args).2
 }
 
 /// A record with what differs between two runs of the same seed set aside: the
@@ -125,16 +109,8 @@ fn a_compact_trace_rebuilds_every_step_a_full_trace_of_the_same_run_holds() {
     }
 
     // `uatu check` finds the same verdicts in both.
-    let check = |dir: &Path| {
-        let out = Command::new(env!("CARGO_BIN_EXE_uatu"))
-            .args(["check", "--json", "--spec", SPEC])
-            .arg(dir)
-            .output()
-            .expect("runs uatu check");
-        let report: Value = serde_json::from_slice(&out.stdout).expect("check prints JSON");
-        report["properties"].clone()
-    };
-    assert_eq!(check(&compact_dir), check(&full_dir));
+    let properties = |dir: &Path| check(dir).1["properties"].clone();
+    assert_eq!(properties(&compact_dir), properties(&full_dir));
 }
 
 #[test]
@@ -183,12 +159,7 @@ fn a_compact_run_killed_mid_write_reads_back_whole_and_checks() {
         !run_dir.join("summary.json").exists(),
         "a killed run has no summary"
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_uatu"))
-        .args(["check", "--json", "--spec", SPEC])
-        .arg(&run_dir)
-        .output()
-        .expect("runs uatu check");
-    let report: Value = serde_json::from_slice(&out.stdout).expect("check prints JSON");
+    let (_, report) = check(&run_dir);
     assert_eq!(report["steps"].as_u64(), Some(steps.len() as u64));
 }
 

@@ -1,4 +1,5 @@
 //! What several test modules share.
 
+pub mod folio;
 pub mod plugins;
 pub mod sim;
