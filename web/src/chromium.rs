@@ -5,10 +5,15 @@
 //! and so that one signal to the group stops the browser with its renderer,
 //! GPU and utility processes. Three exits are covered:
 //! - drop (the run's end, an error, Ctrl-C): the group is killed and reaped;
-//! - the host killed outright (SIGKILL, a crash): a watchdog `sh` in the same
-//!   group blocks reading a pipe only the host holds; the kernel closes it when
-//!   the host dies, the read returns, and the watchdog kills the group;
+//! - the host killed outright (SIGKILL, a crash): a watchdog `sh` blocks
+//!   reading a pipe only the host holds; the kernel closes it when the host
+//!   dies, the read returns, and the watchdog kills the group;
 //! - Chromium dying by itself: the CDP connection ends and calls fail.
+//!
+//! Nothing the browser wrote stays on disk either: its profile and its
+//! temporary files (`TMPDIR`: Chromium's `org.chromium.Chromium.*` singleton
+//! directories, which a killed browser leaves behind) are in one directory of
+//! ours, removed on drop, and by the watchdog once the group is gone.
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
@@ -56,24 +61,32 @@ pub struct Chromium {
     child: Child,
     watchdog: Option<Child>,
     /// Held open for the watchdog: its end of file means the host is gone.
-    _lifeline: Option<ChildStdin>,
+    lifeline: Option<ChildStdin>,
     /// The DevTools WebSocket address of the browser.
     pub websocket: String,
+    /// The browser's profile (`profile/`) and temporary files (`tmp/`).
     /// Dropped after the browser is dead, so nothing writes into it afterwards.
-    user_data_dir: tempfile::TempDir,
+    directory: tempfile::TempDir,
+    user_data_dir: PathBuf,
 }
 
 impl Chromium {
     /// Starts `executable` headless with a fresh profile and waits for its DevTools address.
     pub fn launch(executable: &Path, window: (u32, u32)) -> Result<Chromium, WebError> {
-        let user_data_dir = tempfile::Builder::new()
-            .prefix("uatu-web-profile-")
+        let directory = tempfile::Builder::new()
+            .prefix("uatu-web-browser-")
             .tempdir()
             .map_err(|source| WebError::Profile { source })?;
+        let user_data_dir = directory.path().join("profile");
+        let tmp = directory.path().join("tmp");
+        for dir in [&user_data_dir, &tmp] {
+            std::fs::create_dir(dir).map_err(|source| WebError::Profile { source })?;
+        }
         let mut child = Command::new(executable)
             .args(FLAGS)
             .arg(format!("--window-size={},{}", window.0, window.1))
-            .arg(format!("--user-data-dir={}", user_data_dir.path().display()))
+            .arg(format!("--user-data-dir={}", user_data_dir.display()))
+            .env("TMPDIR", &tmp)
             .arg("about:blank")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -85,7 +98,7 @@ impl Chromium {
                 source,
             })?;
         let pid = child.id();
-        let (watchdog, lifeline) = match spawn_watchdog(pid) {
+        let (watchdog, lifeline) = match spawn_watchdog(pid, directory.path()) {
             Ok((watchdog, lifeline)) => (Some(watchdog), Some(lifeline)),
             Err(source) => {
                 kill_group(pid);
@@ -96,8 +109,9 @@ impl Chromium {
         let mut chromium = Chromium {
             child,
             watchdog,
-            _lifeline: lifeline,
+            lifeline,
             websocket: String::new(),
+            directory,
             user_data_dir,
         };
         chromium.websocket = chromium.wait_for_devtools(executable)?;
@@ -106,7 +120,12 @@ impl Chromium {
 
     /// The browser's profile directory (unique to this browser).
     pub fn user_data_dir(&self) -> &Path {
-        self.user_data_dir.path()
+        &self.user_data_dir
+    }
+
+    /// The directory of everything the browser writes: its profile and its `TMPDIR`.
+    pub fn directory(&self) -> &Path {
+        self.directory.path()
     }
 
     /// The browser's process id (also its process group id).
@@ -163,25 +182,34 @@ impl Drop for Chromium {
     fn drop(&mut self) {
         kill_group(self.child.id());
         let _ = self.child.wait();
+        // End of file for the watchdog: it finds the group gone and removes the
+        // directory (as `directory` would after it; whichever is first).
+        self.lifeline.take();
         if let Some(watchdog) = &mut self.watchdog {
             let _ = watchdog.wait();
         }
     }
 }
 
-/// A `sh` in Chromium's process group that kills the group (`kill 0`: its
-/// own group) when its stdin, whose only writer is this process, reaches end of file.
-fn spawn_watchdog(group: u32) -> std::io::Result<(Child, ChildStdin)> {
+/// A `sh` that, when its stdin (whose only writer is this process) reaches end
+/// of file, kills Chromium's process group, waits until no process of it is
+/// left, and removes `directory`. It is in a process group of its own, so the
+/// kill does not stop it before the removal, and Ctrl-C in the terminal does
+/// not reach it (it ignores the signals anyway).
+fn spawn_watchdog(group: u32, directory: &Path) -> std::io::Result<(Child, ChildStdin)> {
     let mut watchdog = Command::new("/bin/sh")
         .args([
             "-c",
-            "trap '' INT HUP TERM; read _ignored; kill -KILL 0",
+            "trap '' INT HUP TERM; read _ignored; kill -KILL -\"$1\" 2>/dev/null; \
+             while kill -0 -\"$1\" 2>/dev/null; do sleep 0.05; done; rm -rf -- \"$2\"",
             "uatu-web-watchdog",
         ])
+        .arg(group.to_string())
+        .arg(directory)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .process_group(group as i32)
+        .process_group(0)
         .spawn()?;
     let lifeline = watchdog
         .stdin

@@ -1,11 +1,13 @@
 //! No Chromium outlives the device that started it: not after a drop, not
 //! after its host process is killed (SIGKILL) or interrupted (SIGINT, as by
-//! Ctrl-C without a handler). Each browser is recognised by its own profile
-//! directory on the command line of every one of its processes.
+//! Ctrl-C without a handler), and nothing it wrote stays on disk. Each browser
+//! is recognised by its own profile directory on the command line of every one
+//! of its processes.
 
 mod common;
 
 use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -27,13 +29,50 @@ async fn dropping_the_device_stops_every_browser_process() {
         .display()
         .to_string();
     assert!(!processes_mentioning(&profile).is_empty(), "the browser runs");
+    let directory = browser_directory(&profile);
+    assert!(
+        has_chromium_temporary_files(&directory),
+        "Chromium's temporary files are in the browser's directory, not in /tmp"
+    );
     drop(device);
     let left = wait_until_none_mention(&profile, Duration::from_secs(10));
     assert!(left.is_empty(), "browser processes left after drop: {left:?}");
     assert!(
-        !std::path::Path::new(&profile).exists(),
-        "the profile directory is removed"
+        !directory.exists(),
+        "the browser's directory (profile and temporary files) is removed"
     );
+}
+
+/// The directory of everything a browser writes: its profile's parent.
+fn browser_directory(profile: &str) -> PathBuf {
+    Path::new(profile)
+        .parent()
+        .expect("the profile is in the browser's directory")
+        .to_path_buf()
+}
+
+/// Whether Chromium's singleton directory (`org.chromium.Chromium.*`, made in
+/// `TMPDIR`) is in the browser's own `tmp/`.
+fn has_chromium_temporary_files(directory: &Path) -> bool {
+    std::fs::read_dir(directory.join("tmp"))
+        .map(|entries| {
+            entries.map_while(Result::ok).any(|entry| {
+                entry
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("org.chromium.Chromium.")
+            })
+        })
+        .unwrap_or(false)
+}
+
+/// Waits up to `timeout` for `path` to be gone; whether it is.
+fn removed_within(path: &Path, timeout: Duration) -> bool {
+    let deadline = std::time::Instant::now() + timeout;
+    while path.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    !path.exists()
 }
 
 /// Not a test by itself: the process the killed-host tests start and kill.
@@ -86,10 +125,17 @@ fn killed_host_leaves_no_browser(signal: Signal) {
         !processes_mentioning(&profile).is_empty(),
         "the child's browser runs"
     );
+    let directory = browser_directory(&profile);
+    assert!(has_chromium_temporary_files(&directory));
     kill(Pid::from_raw(child.id() as i32), signal).expect("signal the child");
     let _ = child.wait();
     let left = wait_until_none_mention(&profile, Duration::from_secs(10));
     assert!(left.is_empty(), "browser processes left after {signal}: {left:?}");
+    assert!(
+        removed_within(&directory, Duration::from_secs(10)),
+        "the browser's directory {} is left after {signal}",
+        directory.display()
+    );
 }
 
 #[test]
