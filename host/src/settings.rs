@@ -214,7 +214,8 @@ impl Settings {
         // A plugin is a file relative to this one, unless it is a built-in plugin's
         // name and no such file is there.
         let plugin_relative_to_file = |p: &mut PathBuf| {
-            if !(builtin::is_builtin_name(p) && !base.join(&*p).is_file()) {
+            let names_a_builtin = builtin::is_builtin_name(p) && !base.join(&*p).is_file();
+            if !names_a_builtin {
                 relative_to_file(p);
             }
         };

@@ -319,7 +319,7 @@ fn a_host_killed_mid_run_leaves_a_readable_trace() {
         "a killed run has no summary"
     );
     // uatu check still works over what was recorded.
-    let (_, report) = check(&run_dir);
+    let (_, report) = check(run_dir);
     assert_eq!(report["steps"].as_u64(), Some(steps.len() as u64));
 }
 
