@@ -194,7 +194,7 @@ fn the_corpus_covers_violations_passes_and_choices() {
 
 /// Records the corpus runs with the `uatu` binary and writes the golden from them.
 /// Run it only to grow the corpus, on the code the golden is meant to describe:
-/// `UATU_RECORD_CORPUS=1 cargo test -p uatu-cli --test all record_the_corpus -- --ignored`
+/// `UATU_RECORD_CORPUS=1 cargo test --workspace --test all record_the_corpus -- --ignored`
 #[test]
 #[ignore = "writes cli/tests/corpus; see its doc comment"]
 fn record_the_corpus() {
