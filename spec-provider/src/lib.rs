@@ -16,7 +16,8 @@
 //!
 //! Selector queries over the accessibility tree are answered by the host
 //! (`uatu_host.query` / `uatu_host.take`), so the hierarchy never has to be
-//! parsed by JavaScript.
+//! parsed by JavaScript. `uatu_host.mark` tells the host which phase of a step
+//! runs, so that it can time them.
 
 #![allow(static_mut_refs)]
 
@@ -34,6 +35,9 @@ unsafe extern "C" {
     fn query(kind: u32, ptr: *const u8, len: usize) -> u32;
     /// Copies the answer of the last `query` to `dst`.
     fn take(dst: *mut u8);
+    /// The runtime enters step phase `phase` (state, extractors, predicates, generators,
+    /// result): the host times each phase with its own clock (the spec sees none).
+    fn mark(phase: u32);
 }
 
 static mut RUNTIME: OnceCell<Runtime> = OnceCell::new();
@@ -82,6 +86,8 @@ fn install_host_functions(ctx: Ctx<'_>) -> quickjs::Result<()> {
     ctx.globals().set("__uatuQuery", query_fn)?;
     let doing_fn = Function::new(ctx.clone(), |code: i32| unsafe { DOING = code })?;
     ctx.globals().set("__uatuDoing", doing_fn)?;
+    let mark_fn = Function::new(ctx.clone(), |phase: u32| unsafe { mark(phase) })?;
+    ctx.globals().set("__uatuMark", mark_fn)?;
     Ok(())
 }
 

@@ -27,4 +27,5 @@ mod sim_driver;
 mod sim_sdk;
 mod spec_build;
 mod spec_runtime;
+mod spec_semantics;
 mod trace_compact;

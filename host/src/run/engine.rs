@@ -24,7 +24,7 @@ use crate::action::{Action, Candidate, ResolvedAction};
 use crate::devices::{self, Connected};
 use crate::plugin::{LoadOptions, PluginEvent, PluginSet};
 use crate::run::replay::{Replay, ReplayReport, resolve_scripted, screen_signature};
-use crate::run::strategy::choose_weighted;
+use crate::run::strategy::draw_on_screen;
 use crate::run::target::resolve_action;
 use crate::run::verify::{Verifier, count_verdicts, predicate_values};
 use crate::settings::{HierarchyMode, RunConfig};
@@ -884,15 +884,11 @@ impl Session<'_> {
                 return Ok(Some(resolved));
             }
         }
-        while let Some(index) = choose_weighted(&remaining, &mut self.rng) {
-            let candidate = remaining.swap_remove(index);
-            if let Ok(resolved) = resolve_action(&candidate.action, candidate.path_label(), &state.hierarchy)
-            {
-                return Ok(Some(resolved));
-            }
+        let drawn = draw_on_screen(remaining, &state.hierarchy, &mut self.rng);
+        if drawn.is_none() {
+            events.push(Event::NoAction);
         }
-        events.push(Event::NoAction);
-        Ok(None)
+        Ok(drawn)
     }
 
     /// A replay's choice: the script's next action, resolved on this screen. The

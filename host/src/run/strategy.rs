@@ -7,7 +7,25 @@
 
 use rand::Rng;
 
-use crate::action::Candidate;
+use crate::action::{Candidate, ResolvedAction};
+use crate::run::target::resolve_action;
+use uatu_device::model::Node;
+
+/// The built-in choice among `remaining`: a weighted draw; a candidate whose
+/// target is not on `hierarchy` is dropped and the draw repeated among the rest.
+pub fn draw_on_screen(
+    mut remaining: Vec<Candidate>,
+    hierarchy: &Node,
+    rng: &mut impl Rng,
+) -> Option<ResolvedAction> {
+    while let Some(index) = choose_weighted(&remaining, rng) {
+        let candidate = remaining.swap_remove(index);
+        if let Ok(resolved) = resolve_action(&candidate.action, candidate.path_label(), hierarchy) {
+            return Some(resolved);
+        }
+    }
+    None
+}
 
 /// Picks the index of one candidate, or `None` when there are none.
 pub fn choose_weighted(candidates: &[Candidate], rng: &mut impl Rng) -> Option<usize> {

@@ -2,7 +2,7 @@
 //! environment or clock; a deadline per call and a memory cap.
 
 use std::collections::{BTreeMap, HashMap};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use wasmtime::{Caller, Linker, Memory, Store, Trap, TypedFunc};
@@ -132,6 +132,62 @@ struct Host {
     hierarchy: Node,
     answer: Vec<u8>,
     answers: Answers,
+    phases: PhaseTimer,
+}
+
+/// Times the runtime's phases of a step from its `uatu_host.mark` calls: each
+/// phase lasts from its mark to the next (the spec has no clock, the host does).
+#[derive(Default)]
+struct PhaseTimer {
+    running: Option<(usize, Instant)>,
+    spent: [Duration; GUEST_PHASES],
+}
+
+/// The runtime's phases: state, extractors, predicates, generators, result.
+const GUEST_PHASES: usize = 5;
+
+impl PhaseTimer {
+    /// A step's call begins: the runtime receives its state first.
+    fn start(&mut self) {
+        self.spent = Default::default();
+        self.running = Some((0, Instant::now()));
+    }
+
+    fn enter(&mut self, phase: u32) {
+        let now = Instant::now();
+        if let Some((running, since)) = self.running {
+            self.spent[running] += now - since;
+        }
+        // Any code may call the mark; an unknown phase counts as the result.
+        let phase = (phase as usize).min(GUEST_PHASES - 1);
+        self.running = Some((phase, now));
+    }
+
+    fn stop(&mut self) {
+        if let Some((running, since)) = self.running.take() {
+            self.spent[running] += since.elapsed();
+        }
+    }
+}
+
+/// Where the wall time of the last [`SpecInstance::step`] went: the host's work
+/// before and after the call, and the runtime's phases inside it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StepTimings {
+    /// Host: comparing the state with the previous step's and serialising what changed.
+    pub send: Duration,
+    /// Runtime: taking the state in (copy, `JSON.parse`, applying the snapshots).
+    pub state: Duration,
+    /// Runtime: the extractors.
+    pub extractors: Duration,
+    /// Runtime: the predicates.
+    pub predicates: Duration,
+    /// Runtime: the generators.
+    pub generators: Duration,
+    /// Runtime: serialising the results and handing them out.
+    pub result: Duration,
+    /// Host: parsing the results, expanding `taps`/`swipes`, mapping error stacks.
+    pub receive: Duration,
 }
 
 /// The query answers the runtime holds, kept in step with its own cache: those
@@ -271,6 +327,7 @@ pub struct SpecInstance {
     extracted: serde_json::Map<String, serde_json::Value>,
     description: Option<SpecDescription>,
     broken: bool,
+    timings: StepTimings,
 }
 
 const STATUS_OK: u32 = 0;
@@ -370,6 +427,7 @@ impl SpecInstance {
             hierarchy: Node::default(),
             answer: Vec::new(),
             answers: Answers::default(),
+            phases: PhaseTimer::default(),
         };
         let mut store = Store::new(engine, host);
         store.limiter(|host| &mut host.limiter);
@@ -396,6 +454,11 @@ impl SpecInstance {
                     host.answer.len() as u32
                 },
             )
+            .map_err(|e| setup(e.to_string()))?;
+        linker
+            .func_wrap("uatu_host", "mark", |mut caller: Caller<'_, Host>, phase: u32| {
+                caller.data_mut().phases.enter(phase);
+            })
             .map_err(|e| setup(e.to_string()))?;
         linker
             .func_wrap("uatu_host", "take", |mut caller: Caller<'_, Host>, dst: u32| {
@@ -441,6 +504,7 @@ impl SpecInstance {
             extracted: serde_json::Map::new(),
             description: None,
             broken: false,
+            timings: StepTimings::default(),
         })
     }
 
@@ -513,8 +577,14 @@ impl SpecInstance {
         self.description.as_ref()
     }
 
+    /// Where the time of the last step went.
+    pub fn timings(&self) -> StepTimings {
+        self.timings
+    }
+
     /// One step: extractors, then predicates, then generators, in one call.
     pub fn step(&mut self, state: &State) -> Result<SpecStep, SpecError> {
+        let started = Instant::now();
         let phase = Phase::Step(state.step);
         if self.description.is_none() {
             return Err(self.protocol(phase, "the spec was not loaded".into()));
@@ -560,7 +630,22 @@ impl SpecInstance {
             host.answers.new_screen();
         }
         let step_fn = self.step.clone();
+        let called = Instant::now();
+        self.timings.send = called - started;
+        self.store.data_mut().phases.start();
         let result = self.call(phase.clone(), &buffer, |store, len| step_fn.call(store, len));
+        let returned = Instant::now();
+        let phases = &mut self.store.data_mut().phases;
+        phases.stop();
+        let [state_in, extractors, predicates, generators, result_out] = phases.spent;
+        self.timings = StepTimings {
+            state: state_in,
+            extractors,
+            predicates,
+            generators,
+            result: result_out,
+            ..self.timings
+        };
         self.buffer = buffer;
         let (status, output) = result?;
         if status != STATUS_OK {
@@ -631,6 +716,7 @@ impl SpecInstance {
             error.stack = self.source_map.map_text(&error.stack, super::SCRIPT_NAME);
             error.location = user_frame(&error.stack);
         }
+        self.timings.receive = returned.elapsed();
         Ok(step)
     }
 

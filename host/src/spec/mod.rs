@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 pub use bundle::{BundleError, esbuild};
 pub use instance::{
     ExtractorError, GeneratorError, JsError, Phase, PredicateValue, SpecDescription, SpecError, SpecInstance,
-    SpecLimits, SpecStep,
+    SpecLimits, SpecStep, StepTimings,
 };
 pub use module::{ModuleError, SPEC_ABI, SpecModule};
 

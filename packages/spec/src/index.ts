@@ -298,6 +298,10 @@ declare const __uatuQuery: (kind: number, selector: string) => string;
 // 2 predicate, 3 generator leaf), so an overrun can be reported precisely.
 declare const __uatuDoing: (code: number) => void;
 const doing = typeof __uatuDoing === "function" ? __uatuDoing : (_code: number) => {};
+// Tells the host which phase of the step runs, so that it can time them (it has the clock).
+declare const __uatuMark: (phase: number) => void;
+const mark = typeof __uatuMark === "function" ? __uatuMark : (_phase: number) => {};
+const PHASE_EXTRACTORS = 1, PHASE_PREDICATES = 2, PHASE_GENERATORS = 3, PHASE_RESULT = 4;
 let leafCounter = 0;
 
 // Answers by selector, kept while the hierarchy stays the same (the host says
@@ -473,6 +477,7 @@ function step(stateJson: string): string {
   // Only the extractors whose value changed go back; the host keeps the others.
   const extracted: Record<string, unknown> = {};
   const extractorErrors: { name: string; message: string; stack: string }[] = [];
+  mark(PHASE_EXTRACTORS);
   extractors.forEach((e, i) => {
     doing(1_000_000 + i);
     e.cell.previous = e.cell.current;
@@ -486,6 +491,7 @@ function step(stateJson: string): string {
       extracted[names[i] ?? `extractor${i}`] = e.cell.current === undefined ? null : e.cell.current;
     }
   });
+  mark(PHASE_PREDICATES);
   const values = predicates.map((p, i) => {
     doing(2_000_000 + i);
     try {
@@ -494,10 +500,12 @@ function step(stateJson: string): string {
       return { error: { message: errorMessage(error), stack: errorStack(error) } };
     }
   });
+  mark(PHASE_GENERATORS);
   const out: Output = { candidates: [], generatorErrors: [] };
   leafCounter = 0;
   root?.gen.collect(state, [], out);
   doing(0);
+  mark(PHASE_RESULT);
   return JSON.stringify({ predicates: values, extractors: extracted, extractorErrors, candidates: out.candidates, generatorErrors: out.generatorErrors });
 }
 
