@@ -13,6 +13,7 @@
 
 pub mod maestro;
 
+use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -229,6 +230,7 @@ pub async fn shrink(
         tried: 0,
         best: Vec::new(),
         stopped: None,
+        failed: HashSet::new(),
     };
     let original_length = script.steps.len();
 
@@ -282,6 +284,9 @@ struct Shrinker {
     best: Vec<ScriptStep>,
     /// Set when the budget ran out (`budget`) or Ctrl-C came (`interrupted`).
     stopped: Option<&'static str>,
+    /// The sequences replayed without violating the property: whether targets had to be
+    /// on screen, and the sequence's [`fingerprint`].
+    failed: HashSet<(bool, [u8; 32])>,
 }
 
 impl Shrinker {
@@ -334,8 +339,26 @@ impl Shrinker {
     }
 
     /// Replays `steps` (up to `retries` times); a replay that violates the property is
-    /// written out as the new output directory (the caller sets `best` to match).
+    /// written out as the new output directory (the caller sets `best` to match). A
+    /// sequence that did not violate is remembered and not replayed again (one that did not
+    /// when targets could be skipped will not when they cannot either).
     async fn replay(&mut self, steps: &[ScriptStep], strict_targets: bool) -> Result<Tried, Error> {
+        let digest = fingerprint(steps);
+        if self.failed.contains(&(false, digest)) || self.failed.contains(&(strict_targets, digest)) {
+            return Ok(Tried::Failed);
+        }
+        let tried = self.replay_unremembered(steps, strict_targets).await?;
+        if matches!(tried, Tried::Failed) && self.stopped.is_none() {
+            self.failed.insert((strict_targets, digest));
+        }
+        Ok(tried)
+    }
+
+    async fn replay_unremembered(
+        &mut self,
+        steps: &[ScriptStep],
+        strict_targets: bool,
+    ) -> Result<Tried, Error> {
         for _ in 0..self.retries {
             if self.out_of_time() {
                 return Ok(Tried::Failed);
@@ -354,7 +377,8 @@ impl Shrinker {
                 rerun: format!("uatu replay {}", self.output.display()),
             };
             // A candidate that fails to run (a device that drops) is a failed candidate.
-            let outcome = match crate::run::replay(config, replay, self.interrupted.clone(), |_| {}).await {
+            let outcome = crate::run::replay(config, replay, self.interrupted.clone(), |_| {}).await;
+            let outcome = match outcome {
                 Ok(outcome) => outcome,
                 Err(_) => continue,
             };
@@ -414,9 +438,12 @@ impl Shrinker {
 
     /// Cycles first: where the app was in the same state (same snapshots, same hierarchy,
     /// text included) before step `i` and before step `j`, the steps between went round in
-    /// a circle, and a random walk makes many. All of them are dropped at once, else each
-    /// on its own, longest first; repeated while it shortens the best. Cheap, and it leaves
-    /// delta debugging a much shorter sequence.
+    /// a circle, and a random walk makes many. All of them are dropped at once; when that
+    /// no longer violates, some cycle changed what cannot be seen (a logout and a login
+    /// look like no change), and the cycles are split in halves, each half dropped on its
+    /// own and split again while it fails: the few cycles a bug needs are found in a few
+    /// replays, not one replay per cycle. Repeated while it shortens the best. Cheap, and
+    /// it leaves delta debugging a much shorter sequence.
     async fn loops(&mut self, on_progress: &mut impl FnMut(&ShrinkProgress)) -> Result<(), Error> {
         loop {
             let records = read_steps(&self.output).map_err(not_a_run(&self.output))?;
@@ -446,70 +473,73 @@ impl Shrinker {
                 return Ok(());
             }
             let before = self.best.len();
-            let without = |drop: &[(usize, usize)], steps: &[ScriptStep]| -> Vec<ScriptStep> {
-                steps
-                    .iter()
+            // Candidates are cut from this round's best; cycle indices are its indices.
+            let base = self.best.clone();
+            let without = |drop: &[(usize, usize)]| -> Vec<ScriptStep> {
+                base.iter()
                     .enumerate()
                     .filter(|(index, _)| !drop.iter().any(|(from, to)| (*from..*to).contains(index)))
                     .map(|(_, step)| step.clone())
                     .collect()
             };
-            on_progress(&self.progress("cycles", before));
-            let all = without(&cycles, &self.best);
-            if !self.attempt(&all).await? {
-                if self.stopped.is_some() {
+            let mut dropped: Vec<(usize, usize)> = Vec::new();
+            let mut groups: VecDeque<Vec<(usize, usize)>> = VecDeque::from([cycles]);
+            while let Some(group) = groups.pop_front() {
+                on_progress(&self.progress("cycles", self.best.len()));
+                let drop: Vec<(usize, usize)> = dropped.iter().chain(&group).copied().collect();
+                if self.attempt(&without(&drop)).await? {
+                    dropped.extend(group);
+                } else if self.stopped.is_some() {
                     return Ok(());
-                }
-                cycles.sort_by_key(|(from, to)| std::cmp::Reverse(to - from));
-                for cycle in cycles {
-                    on_progress(&self.progress("cycles", self.best.len()));
-                    let candidate = without(&[cycle], &self.best);
-                    // Indices are the best's before any change: stop at the first that takes.
-                    if self.attempt(&candidate).await? || self.stopped.is_some() {
-                        break;
-                    }
+                } else if group.len() > 1 {
+                    let (first, second) = group.split_at(group.len() / 2);
+                    groups.push_back(first.to_vec());
+                    groups.push_back(second.to_vec());
                 }
             }
-            if self.best.len() >= before || self.stopped.is_some() {
+            if self.best.len() >= before {
                 return Ok(());
             }
         }
     }
 
-    /// Delta debugging over the steps: drop each of `n` chunks in turn; a drop that
-    /// still violates is kept (and `n` eases off by one), else `n` doubles, down to
-    /// single steps.
+    /// Delta debugging over the steps, in sweeps: the sequence cut into `n` chunks (2, 4,
+    /// 8, … down to single steps), each chunk dropped in turn from the last to the first; a
+    /// drop after which the property is still violated is kept and the sweep goes on with
+    /// the chunk before it (no restart from the end: a restart re-tries every chunk that
+    /// already failed, which made the search quadratic). Single steps are swept until a
+    /// sweep drops nothing, so no single step can be dropped from the result.
     async fn ddmin(&mut self, on_progress: &mut impl FnMut(&ShrinkProgress)) -> Result<(), Error> {
         let mut chunks = 2usize;
         while self.best.len() >= 2 {
-            let length = self.best.len();
-            let size = length.div_ceil(chunks);
+            let size = self.best.len().div_ceil(chunks).max(1);
             let mut reduced = false;
             // From the end: late actions are cheaper to replay without, and a prefix
             // is what a violation usually needs.
-            for index in (0..length.div_ceil(size)).rev() {
+            let mut end = self.best.len();
+            while end > 0 && self.best.len() >= 2 {
+                // A flaky device may have violated earlier than the best's end.
+                end = end.min(self.best.len());
                 on_progress(&self.progress("ddmin", self.best.len()));
-                let start = index * size;
-                let end = (start + size).min(length);
+                let start = end.saturating_sub(size);
                 let candidate: Vec<ScriptStep> = self.best[..start]
                     .iter()
-                    .chain(&self.best[end..])
+                    .chain(&self.best[end.min(self.best.len())..])
                     .cloned()
                     .collect();
+                // An accepted drop leaves the steps before `start` as they were (the best's
+                // prefix replays as before and does not violate), so the sweep goes on there.
                 if self.attempt(&candidate).await? {
                     reduced = true;
-                    break;
-                }
-                if self.stopped.is_some() {
+                } else if self.stopped.is_some() {
                     return Ok(());
                 }
+                end = start;
             }
-            if reduced {
-                chunks = (chunks - 1).max(2);
-            } else if chunks >= length {
+            if size > 1 {
+                chunks = chunks.saturating_mul(2);
+            } else if !reduced {
                 break;
-            } else {
-                chunks = (chunks * 2).min(length);
             }
         }
         Ok(())
@@ -597,6 +627,18 @@ enum Tried {
     Violated { consumed: usize, skipped: Vec<usize> },
     /// It was not (or the replay failed).
     Failed,
+}
+
+/// A digest of a sequence of steps, to remember the ones that failed.
+fn fingerprint(steps: &[ScriptStep]) -> [u8; 32] {
+    use sha2::Digest;
+    let mut hasher = sha2::Sha256::new();
+    for step in steps {
+        // Serialising a step cannot fail (plain data); a failure would only miss the cache.
+        hasher.update(serde_json::to_vec(step).unwrap_or_default());
+        hasher.update([0x1e]);
+    }
+    hasher.finalize().into()
 }
 
 fn targets_mut(action: &mut Action) -> Vec<&mut Target> {
