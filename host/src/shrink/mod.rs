@@ -5,11 +5,13 @@
 //! (drop chunks of halving size, down to single actions), then what remains is
 //! simplified (an element selector instead of a coordinate where one finds exactly that
 //! element, shorter typed text). Every candidate is replayed on a fresh device
-//! ([`crate::run::replay`]); it is accepted when the property is violated again, and the
-//! actions the replay used up to the violation become the new best. A candidate whose
-//! action targets something not on screen fails; a flaky device gets `retries` replays
-//! per candidate. The best so far is always on disk (`<run>-shrunk/`: its trace,
-//! `repro.json`, `repro.yaml`), so a budget that runs out or a Ctrl-C keeps it.
+//! ([`crate::run::replay`]) for its verdicts only (no generators, no trace); it is accepted
+//! when the property is violated again, and the actions the replay used up to the
+//! violation become the new best. A candidate whose action targets something not on
+//! screen fails; a flaky device gets `retries` replays per candidate. The best is replayed
+//! once more with its full trace into `<run>-shrunk/` (with `repro.json`, `repro.yaml`)
+//! after the first confirmation, where a phase reads the best's states, and at the end,
+//! also when the budget runs out or Ctrl-C comes.
 
 pub mod maestro;
 
@@ -21,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use crate::Error;
 use crate::action::{Action, Target};
-use crate::run::replay::{Replay, Script, ScriptStep, selector_for};
+use crate::run::replay::{Replay, ReplayReport, Script, ScriptStep, selector_for};
 use crate::settings::RunConfig;
 use crate::trace::{TraceError, read_steps, read_summary};
 
@@ -66,6 +68,14 @@ pub enum ShrinkError {
     /// Interrupted or out of budget before the first replay confirmed the violation.
     #[error("stopped before the violation of `{property}` was reproduced once")]
     StoppedBeforeReproducing {
+        /// The property.
+        property: String,
+    },
+    /// The reproducer violated the property when replayed for its verdicts only, but not
+    /// when replayed with its trace (a flaky device, or a spec whose predicates depend on
+    /// its generators having run).
+    #[error("the reproducer of `{property}` did not violate it again when replayed with its trace")]
+    TracedReplayDiffers {
         /// The property.
         property: String,
     },
@@ -229,6 +239,7 @@ pub async fn shrink(
         output: output.clone(),
         tried: 0,
         best: Vec::new(),
+        written: Vec::new(),
         stopped: None,
         failed: HashSet::new(),
     };
@@ -249,10 +260,13 @@ pub async fn shrink(
         }
         .into());
     }
+    shrinker.write_best().await?;
     shrinker.loops(&mut on_progress).await?;
     shrinker.ddmin(&mut on_progress).await?;
     shrinker.selectors(&mut on_progress).await?;
     shrinker.shorter_texts(&mut on_progress).await?;
+    // Also when the budget ran out or Ctrl-C came: the best so far, with its full trace.
+    shrinker.write_best().await?;
     let _ = std::fs::remove_dir_all(&shrinker.work);
     Ok(ShrinkReport {
         property,
@@ -282,6 +296,8 @@ struct Shrinker {
     tried: usize,
     /// The shortest script known to violate the property.
     best: Vec<ScriptStep>,
+    /// The script of the output directory, the best as last written ([`Shrinker::write_best`]).
+    written: Vec<ScriptStep>,
     /// Set when the budget ran out (`budget`) or Ctrl-C came (`interrupted`).
     stopped: Option<&'static str>,
     /// The sequences replayed without violating the property: whether targets had to be
@@ -338,10 +354,9 @@ impl Shrinker {
         }
     }
 
-    /// Replays `steps` (up to `retries` times); a replay that violates the property is
-    /// written out as the new output directory (the caller sets `best` to match). A
-    /// sequence that did not violate is remembered and not replayed again (one that did not
-    /// when targets could be skipped will not when they cannot either).
+    /// Replays `steps` (up to `retries` times) for the verdicts only. A sequence that did
+    /// not violate is remembered and not replayed again (one that did not when targets
+    /// could be skipped will not when they cannot either).
     async fn replay(&mut self, steps: &[ScriptStep], strict_targets: bool) -> Result<Tried, Error> {
         let digest = fingerprint(steps);
         if self.failed.contains(&(false, digest)) || self.failed.contains(&(strict_targets, digest)) {
@@ -364,46 +379,88 @@ impl Shrinker {
                 return Ok(Tried::Failed);
             }
             self.tried += 1;
-            let mut config = self.config.clone();
-            config.output = self.work.clone();
-            config.screenshots = false;
-            let replay = Replay {
-                script: Script {
-                    steps: steps.to_vec(),
-                    ..self.template.clone()
-                },
-                stop_at_violation_of: Some(self.property.clone()),
-                stop_at_missing_target: strict_targets,
-                rerun: format!("uatu replay {}", self.output.display()),
-            };
-            // A candidate that fails to run (a device that drops) is a failed candidate.
-            let outcome = crate::run::replay(config, replay, self.interrupted.clone(), |_| {}).await;
-            let outcome = match outcome {
-                Ok(outcome) => outcome,
-                Err(_) => continue,
-            };
-            let run_dir = PathBuf::from(&outcome.summary.run_dir);
-            let violated = outcome
-                .summary
-                .properties
-                .iter()
-                .any(|p| p.name == self.property && p.verdict == "violated");
-            let report = outcome.replay.unwrap_or_default();
-            if violated && outcome.trace_incomplete.is_none() {
-                let consumed = report.consumed.min(steps.len());
-                if report.skipped.is_empty() {
-                    self.keep(&run_dir, &steps[..consumed])?;
-                } else {
-                    let _ = std::fs::remove_dir_all(&run_dir);
-                }
+            let interrupted = self.interrupted.clone();
+            if let Some((run_dir, report)) = self.replay_once(steps, strict_targets, false, interrupted).await
+            {
+                let _ = std::fs::remove_dir_all(&run_dir);
                 return Ok(Tried::Violated {
-                    consumed,
+                    consumed: report.consumed.min(steps.len()),
                     skipped: report.skipped,
                 });
             }
-            let _ = std::fs::remove_dir_all(&run_dir);
         }
         Ok(Tried::Failed)
+    }
+
+    /// One replay of `steps` into the scratch directory: with `full_trace`, an ordinary
+    /// replay whose run directory can become the output; otherwise only its verdicts
+    /// count ([`Replay::verdicts_only`]: no generators, no steps written), which is what
+    /// makes a candidate cheap. Returns the run directory and how far the script got when
+    /// the property was violated; otherwise the directory is removed.
+    async fn replay_once(
+        &self,
+        steps: &[ScriptStep],
+        strict_targets: bool,
+        full_trace: bool,
+        interrupted: Arc<AtomicBool>,
+    ) -> Option<(PathBuf, ReplayReport)> {
+        let mut config = self.config.clone();
+        config.output = self.work.clone();
+        config.screenshots = false;
+        let replay = Replay {
+            script: Script {
+                steps: steps.to_vec(),
+                ..self.template.clone()
+            },
+            stop_at_violation_of: Some(self.property.clone()),
+            stop_at_missing_target: strict_targets,
+            verdicts_only: !full_trace,
+            rerun: format!("uatu replay {}", self.output.display()),
+        };
+        // A replay that fails to run (a device that drops) did not violate.
+        let outcome = crate::run::replay(config, replay, interrupted, |_| {})
+            .await
+            .ok()?;
+        let run_dir = PathBuf::from(&outcome.summary.run_dir);
+        let violated = outcome
+            .summary
+            .properties
+            .iter()
+            .any(|p| p.name == self.property && p.verdict == "violated");
+        if violated && outcome.trace_incomplete.is_none() {
+            return Some((run_dir, outcome.replay.unwrap_or_default()));
+        }
+        let _ = std::fs::remove_dir_all(&run_dir);
+        None
+    }
+
+    /// Puts the best on disk as the output directory, with the full trace of a replay of
+    /// it (candidates are replayed without one). Not stopped by Ctrl-C or the budget: it
+    /// is how they keep the best so far. Should that replay not violate (a flaky device,
+    /// `retries` times), the best goes back to what the output already holds.
+    async fn write_best(&mut self) -> Result<(), Error> {
+        if self.best == self.written {
+            return Ok(());
+        }
+        let best = self.best.clone();
+        for _ in 0..self.retries {
+            let uninterrupted = Arc::new(AtomicBool::new(false));
+            if let Some((run_dir, report)) = self.replay_once(&best, true, true, uninterrupted).await {
+                let used = &best[..report.consumed.min(best.len())];
+                self.keep(&run_dir, used)?;
+                self.best = used.to_vec();
+                self.written = used.to_vec();
+                return Ok(());
+            }
+        }
+        if self.written.is_empty() {
+            return Err(ShrinkError::TracedReplayDiffers {
+                property: self.property.clone(),
+            }
+            .into());
+        }
+        self.best = self.written.clone();
+        Ok(())
     }
 
     /// Makes `run_dir` the output: the reproducer files written into it, then moved over
@@ -446,6 +503,8 @@ impl Shrinker {
     /// it leaves delta debugging a much shorter sequence.
     async fn loops(&mut self, on_progress: &mut impl FnMut(&ShrinkProgress)) -> Result<(), Error> {
         loop {
+            // The states are read from the best's trace: candidates are replayed without one.
+            self.write_best().await?;
             let records = read_steps(&self.output).map_err(not_a_run(&self.output))?;
             let keys: Vec<String> = records
                 .iter()
@@ -548,6 +607,7 @@ impl Shrinker {
     /// An element selector instead of each coordinate target where one finds exactly that
     /// element on the screen the best replay saw; tried all at once, kept if it still violates.
     async fn selectors(&mut self, on_progress: &mut impl FnMut(&ShrinkProgress)) -> Result<(), Error> {
+        self.write_best().await?;
         let records = read_steps(&self.output).map_err(not_a_run(&self.output))?;
         let screens: Vec<_> = records
             .iter()

@@ -271,6 +271,8 @@ pub struct SpecInstance {
     extracted: serde_json::Map<String, serde_json::Value>,
     description: Option<SpecDescription>,
     broken: bool,
+    /// Whether a step runs the generators ([`SpecInstance::set_generators`]).
+    generate: bool,
 }
 
 const STATUS_OK: u32 = 0;
@@ -336,6 +338,8 @@ struct JsState<'a> {
     logs: &'a [uatu_device::model::LogEntry],
     exceptions: &'a [uatu_device::model::ExceptionInfo],
     last_action: &'a Option<crate::action::ResolvedAction>,
+    /// Whether the generators run (`false`: only extractors and predicates).
+    generate: bool,
 }
 
 impl SpecInstance {
@@ -441,6 +445,7 @@ impl SpecInstance {
             extracted: serde_json::Map::new(),
             description: None,
             broken: false,
+            generate: true,
         })
     }
 
@@ -508,6 +513,13 @@ impl SpecInstance {
         Ok(self.description.insert(description))
     }
 
+    /// Whether steps run the generators (the default). A replay, which dispatches
+    /// recorded actions, needs only the extractors and predicates: without the
+    /// generators a step offers no candidates and costs less.
+    pub fn set_generators(&mut self, on: bool) {
+        self.generate = on;
+    }
+
     /// The description returned by [`SpecInstance::load`].
     pub fn describe(&self) -> Option<&SpecDescription> {
         self.description.as_ref()
@@ -544,6 +556,7 @@ impl SpecInstance {
             logs: &state.logs,
             exceptions: &state.exceptions,
             last_action: &state.last_action,
+            generate: self.generate,
         };
         serde_json::to_writer(&mut buffer, &js_state)
             .map_err(|e| self.protocol(phase.clone(), e.to_string()))?;
