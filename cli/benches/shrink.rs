@@ -8,7 +8,7 @@
 //! wall time. The shrunk length is compared with the bug's shortest known reproducer
 //! (`uatu_sim::Bug::shortest_reproducer`).
 //!
-//! Run: `cargo bench -p uatu-cli --bench shrink` (release). Knobs (environment):
+//! Run: `nice -n 10 cargo bench --bench shrink` (release). Knobs (environment):
 //! `SHRINK_BUGS` (comma-separated bug names, default all six), `SHRINK_SEEDS` (how many seeds,
 //! default 10), `SHRINK_FIRST_SEED` (default 1), `SHRINK_STEPS` (steps per run, default 3000),
 //! `UATU_BIN` (another binary). Runs and shrinks go one at a time: wall times are measured.
