@@ -27,7 +27,7 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use bench_common::{env_u64, run_dir, uatu_bin, workspace};
+use bench_common::{env_u64, median, run_dir, uatu_bin, workspace};
 use uatu::plugin::context::screen_signature;
 use uatu::trace::{Summary, TraceReader};
 
@@ -140,15 +140,6 @@ fn censored_median(values: &[Option<u64>]) -> Option<f64> {
     }
     let (low, high) = (sorted[(n - 1) / 2], sorted[n / 2]);
     Some((low? as f64 + high? as f64) / 2.0)
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n == 0 {
-        return 0.0;
-    }
-    (values[(n - 1) / 2] + values[n / 2]) / 2.0
 }
 
 fn show(detected: Option<u64>) -> String {

@@ -255,6 +255,7 @@ fn replay(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
         script,
         stop_at_violation_of: None,
         stop_at_missing_target: false,
+        verdicts_only: false,
         rerun,
     };
     let outcome = runtime()?.block_on(async {

@@ -67,3 +67,14 @@ pub fn percentile(samples: &mut [Duration], p: f64) -> Duration {
     samples.sort();
     samples[((samples.len() - 1) as f64 * p).round() as usize]
 }
+
+/// The median of `values` (the mean of the middle two for an even count; 0 when empty),
+/// which it sorts.
+pub fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n == 0 {
+        return 0.0;
+    }
+    (values[(n - 1) / 2] + values[n / 2]) / 2.0
+}

@@ -158,6 +158,7 @@ async fn run(
         memory: (config.spec_memory_mib as usize) << 20,
     };
     let mut spec = SpecInstance::new(&module, limits)?;
+    spec.set_generators(!replay.as_ref().is_some_and(|replay| replay.verdicts_only));
     let description = spec.load(&module, seed)?;
     let mut verifier = Verifier::for_spec(&config.spec, &description.properties)?;
 
@@ -937,8 +938,16 @@ impl Session<'_> {
         }
     }
 
-    /// Record: one line of `trace.jsonl`, then every sink.
+    /// Record: one line of `trace.jsonl`, then every sink (neither for a replay
+    /// that wants only the verdicts).
     fn record(&mut self, record: &StepRecord) -> Result<(), StepFailure> {
+        if self
+            .script
+            .as_ref()
+            .is_some_and(|cursor| cursor.replay.verdicts_only)
+        {
+            return Ok(());
+        }
         self.run_dir.append_step(record).map_err(StepFailure::trace)?;
         self.last_recorded = Some(record.step);
         if !self.plugins.has_sinks() {

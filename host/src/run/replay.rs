@@ -210,6 +210,10 @@ pub struct Replay {
     /// Stop at the first action whose target is not on screen (shrinking: the candidate fails);
     /// otherwise that action is skipped and the replay goes on.
     pub stop_at_missing_target: bool,
+    /// Only the verdicts matter (a shrink's candidate): the spec's generators do not run
+    /// (a replay dispatches recorded actions) and no step is written to the trace or
+    /// handed to a sink; the run directory gets its `meta.json` and `summary.json` only.
+    pub verdicts_only: bool,
     /// The command line recorded as the replay's `rerun`.
     pub rerun: String,
 }

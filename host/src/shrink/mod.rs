@@ -5,14 +5,17 @@
 //! (drop chunks of halving size, down to single actions), then what remains is
 //! simplified (an element selector instead of a coordinate where one finds exactly that
 //! element, shorter typed text). Every candidate is replayed on a fresh device
-//! ([`crate::run::replay`]); it is accepted when the property is violated again, and the
-//! actions the replay used up to the violation become the new best. A candidate whose
-//! action targets something not on screen fails; a flaky device gets `retries` replays
-//! per candidate. The best so far is always on disk (`<run>-shrunk/`: its trace,
-//! `repro.json`, `repro.yaml`), so a budget that runs out or a Ctrl-C keeps it.
+//! ([`crate::run::replay`]) for its verdicts only (no generators, no trace); it is accepted
+//! when the property is violated again, and the actions the replay used up to the
+//! violation become the new best. A candidate whose action targets something not on
+//! screen fails; a flaky device gets `retries` replays per candidate. The best is replayed
+//! once more with its full trace into `<run>-shrunk/` (with `repro.json`, `repro.yaml`)
+//! after the first confirmation, where a phase reads the best's states, and at the end,
+//! also when the budget runs out or Ctrl-C comes.
 
 pub mod maestro;
 
+use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use crate::Error;
 use crate::action::{Action, Target};
-use crate::run::replay::{Replay, Script, ScriptStep, selector_for};
+use crate::run::replay::{Replay, ReplayReport, Script, ScriptStep, selector_for};
 use crate::settings::RunConfig;
 use crate::trace::{TraceError, read_steps, read_summary};
 
@@ -65,6 +68,14 @@ pub enum ShrinkError {
     /// Interrupted or out of budget before the first replay confirmed the violation.
     #[error("stopped before the violation of `{property}` was reproduced once")]
     StoppedBeforeReproducing {
+        /// The property.
+        property: String,
+    },
+    /// The reproducer violated the property when replayed for its verdicts only, but not
+    /// when replayed with its trace (a flaky device, or a spec whose predicates depend on
+    /// its generators having run).
+    #[error("the reproducer of `{property}` did not violate it again when replayed with its trace")]
+    TracedReplayDiffers {
         /// The property.
         property: String,
     },
@@ -228,7 +239,9 @@ pub async fn shrink(
         output: output.clone(),
         tried: 0,
         best: Vec::new(),
+        written: Vec::new(),
         stopped: None,
+        failed: HashSet::new(),
     };
     let original_length = script.steps.len();
 
@@ -247,10 +260,13 @@ pub async fn shrink(
         }
         .into());
     }
+    shrinker.write_best().await?;
     shrinker.loops(&mut on_progress).await?;
     shrinker.ddmin(&mut on_progress).await?;
     shrinker.selectors(&mut on_progress).await?;
     shrinker.shorter_texts(&mut on_progress).await?;
+    // Also when the budget ran out or Ctrl-C came: the best so far, with its full trace.
+    shrinker.write_best().await?;
     let _ = std::fs::remove_dir_all(&shrinker.work);
     Ok(ShrinkReport {
         property,
@@ -280,8 +296,13 @@ struct Shrinker {
     tried: usize,
     /// The shortest script known to violate the property.
     best: Vec<ScriptStep>,
+    /// The script of the output directory, the best as last written ([`Shrinker::write_best`]).
+    written: Vec<ScriptStep>,
     /// Set when the budget ran out (`budget`) or Ctrl-C came (`interrupted`).
     stopped: Option<&'static str>,
+    /// The sequences replayed without violating the property: whether targets had to be
+    /// on screen, and the sequence's [`fingerprint`].
+    failed: HashSet<(bool, [u8; 32])>,
 }
 
 impl Shrinker {
@@ -333,53 +354,113 @@ impl Shrinker {
         }
     }
 
-    /// Replays `steps` (up to `retries` times); a replay that violates the property is
-    /// written out as the new output directory (the caller sets `best` to match).
+    /// Replays `steps` (up to `retries` times) for the verdicts only. A sequence that did
+    /// not violate is remembered and not replayed again (one that did not when targets
+    /// could be skipped will not when they cannot either).
     async fn replay(&mut self, steps: &[ScriptStep], strict_targets: bool) -> Result<Tried, Error> {
+        let digest = fingerprint(steps);
+        if self.failed.contains(&(false, digest)) || self.failed.contains(&(strict_targets, digest)) {
+            return Ok(Tried::Failed);
+        }
+        let tried = self.replay_unremembered(steps, strict_targets).await?;
+        if matches!(tried, Tried::Failed) && self.stopped.is_none() {
+            self.failed.insert((strict_targets, digest));
+        }
+        Ok(tried)
+    }
+
+    async fn replay_unremembered(
+        &mut self,
+        steps: &[ScriptStep],
+        strict_targets: bool,
+    ) -> Result<Tried, Error> {
         for _ in 0..self.retries {
             if self.out_of_time() {
                 return Ok(Tried::Failed);
             }
             self.tried += 1;
-            let mut config = self.config.clone();
-            config.output = self.work.clone();
-            config.screenshots = false;
-            let replay = Replay {
-                script: Script {
-                    steps: steps.to_vec(),
-                    ..self.template.clone()
-                },
-                stop_at_violation_of: Some(self.property.clone()),
-                stop_at_missing_target: strict_targets,
-                rerun: format!("uatu replay {}", self.output.display()),
-            };
-            // A candidate that fails to run (a device that drops) is a failed candidate.
-            let outcome = match crate::run::replay(config, replay, self.interrupted.clone(), |_| {}).await {
-                Ok(outcome) => outcome,
-                Err(_) => continue,
-            };
-            let run_dir = PathBuf::from(&outcome.summary.run_dir);
-            let violated = outcome
-                .summary
-                .properties
-                .iter()
-                .any(|p| p.name == self.property && p.verdict == "violated");
-            let report = outcome.replay.unwrap_or_default();
-            if violated && outcome.trace_incomplete.is_none() {
-                let consumed = report.consumed.min(steps.len());
-                if report.skipped.is_empty() {
-                    self.keep(&run_dir, &steps[..consumed])?;
-                } else {
-                    let _ = std::fs::remove_dir_all(&run_dir);
-                }
+            let interrupted = self.interrupted.clone();
+            if let Some((run_dir, report)) = self.replay_once(steps, strict_targets, false, interrupted).await
+            {
+                let _ = std::fs::remove_dir_all(&run_dir);
                 return Ok(Tried::Violated {
-                    consumed,
+                    consumed: report.consumed.min(steps.len()),
                     skipped: report.skipped,
                 });
             }
-            let _ = std::fs::remove_dir_all(&run_dir);
         }
         Ok(Tried::Failed)
+    }
+
+    /// One replay of `steps` into the scratch directory: with `full_trace`, an ordinary
+    /// replay whose run directory can become the output; otherwise only its verdicts
+    /// count ([`Replay::verdicts_only`]: no generators, no steps written), which is what
+    /// makes a candidate cheap. Returns the run directory and how far the script got when
+    /// the property was violated; otherwise the directory is removed.
+    async fn replay_once(
+        &self,
+        steps: &[ScriptStep],
+        strict_targets: bool,
+        full_trace: bool,
+        interrupted: Arc<AtomicBool>,
+    ) -> Option<(PathBuf, ReplayReport)> {
+        let mut config = self.config.clone();
+        config.output = self.work.clone();
+        config.screenshots = false;
+        let replay = Replay {
+            script: Script {
+                steps: steps.to_vec(),
+                ..self.template.clone()
+            },
+            stop_at_violation_of: Some(self.property.clone()),
+            stop_at_missing_target: strict_targets,
+            verdicts_only: !full_trace,
+            rerun: format!("uatu replay {}", self.output.display()),
+        };
+        // A replay that fails to run (a device that drops) did not violate.
+        let outcome = crate::run::replay(config, replay, interrupted, |_| {})
+            .await
+            .ok()?;
+        let run_dir = PathBuf::from(&outcome.summary.run_dir);
+        let violated = outcome
+            .summary
+            .properties
+            .iter()
+            .any(|p| p.name == self.property && p.verdict == "violated");
+        if violated && outcome.trace_incomplete.is_none() {
+            return Some((run_dir, outcome.replay.unwrap_or_default()));
+        }
+        let _ = std::fs::remove_dir_all(&run_dir);
+        None
+    }
+
+    /// Puts the best on disk as the output directory, with the full trace of a replay of
+    /// it (candidates are replayed without one). Not stopped by Ctrl-C or the budget: it
+    /// is how they keep the best so far. Should that replay not violate (a flaky device,
+    /// `retries` times), the best goes back to what the output already holds.
+    async fn write_best(&mut self) -> Result<(), Error> {
+        if self.best == self.written {
+            return Ok(());
+        }
+        let best = self.best.clone();
+        for _ in 0..self.retries {
+            let uninterrupted = Arc::new(AtomicBool::new(false));
+            if let Some((run_dir, report)) = self.replay_once(&best, true, true, uninterrupted).await {
+                let used = &best[..report.consumed.min(best.len())];
+                self.keep(&run_dir, used)?;
+                self.best = used.to_vec();
+                self.written = used.to_vec();
+                return Ok(());
+            }
+        }
+        if self.written.is_empty() {
+            return Err(ShrinkError::TracedReplayDiffers {
+                property: self.property.clone(),
+            }
+            .into());
+        }
+        self.best = self.written.clone();
+        Ok(())
     }
 
     /// Makes `run_dir` the output: the reproducer files written into it, then moved over
@@ -414,11 +495,16 @@ impl Shrinker {
 
     /// Cycles first: where the app was in the same state (same snapshots, same hierarchy,
     /// text included) before step `i` and before step `j`, the steps between went round in
-    /// a circle, and a random walk makes many. All of them are dropped at once, else each
-    /// on its own, longest first; repeated while it shortens the best. Cheap, and it leaves
-    /// delta debugging a much shorter sequence.
+    /// a circle, and a random walk makes many. All of them are dropped at once; when that
+    /// no longer violates, some cycle changed what cannot be seen (a logout and a login
+    /// look like no change), and the cycles are split in halves, each half dropped on its
+    /// own and split again while it fails: the few cycles a bug needs are found in a few
+    /// replays, not one replay per cycle. Repeated while it shortens the best. Cheap, and
+    /// it leaves delta debugging a much shorter sequence.
     async fn loops(&mut self, on_progress: &mut impl FnMut(&ShrinkProgress)) -> Result<(), Error> {
         loop {
+            // The states are read from the best's trace: candidates are replayed without one.
+            self.write_best().await?;
             let records = read_steps(&self.output).map_err(not_a_run(&self.output))?;
             let keys: Vec<String> = records
                 .iter()
@@ -446,70 +532,73 @@ impl Shrinker {
                 return Ok(());
             }
             let before = self.best.len();
-            let without = |drop: &[(usize, usize)], steps: &[ScriptStep]| -> Vec<ScriptStep> {
-                steps
-                    .iter()
+            // Candidates are cut from this round's best; cycle indices are its indices.
+            let base = self.best.clone();
+            let without = |drop: &[(usize, usize)]| -> Vec<ScriptStep> {
+                base.iter()
                     .enumerate()
                     .filter(|(index, _)| !drop.iter().any(|(from, to)| (*from..*to).contains(index)))
                     .map(|(_, step)| step.clone())
                     .collect()
             };
-            on_progress(&self.progress("cycles", before));
-            let all = without(&cycles, &self.best);
-            if !self.attempt(&all).await? {
-                if self.stopped.is_some() {
+            let mut dropped: Vec<(usize, usize)> = Vec::new();
+            let mut groups: VecDeque<Vec<(usize, usize)>> = VecDeque::from([cycles]);
+            while let Some(group) = groups.pop_front() {
+                on_progress(&self.progress("cycles", self.best.len()));
+                let drop: Vec<(usize, usize)> = dropped.iter().chain(&group).copied().collect();
+                if self.attempt(&without(&drop)).await? {
+                    dropped.extend(group);
+                } else if self.stopped.is_some() {
                     return Ok(());
-                }
-                cycles.sort_by_key(|(from, to)| std::cmp::Reverse(to - from));
-                for cycle in cycles {
-                    on_progress(&self.progress("cycles", self.best.len()));
-                    let candidate = without(&[cycle], &self.best);
-                    // Indices are the best's before any change: stop at the first that takes.
-                    if self.attempt(&candidate).await? || self.stopped.is_some() {
-                        break;
-                    }
+                } else if group.len() > 1 {
+                    let (first, second) = group.split_at(group.len() / 2);
+                    groups.push_back(first.to_vec());
+                    groups.push_back(second.to_vec());
                 }
             }
-            if self.best.len() >= before || self.stopped.is_some() {
+            if self.best.len() >= before {
                 return Ok(());
             }
         }
     }
 
-    /// Delta debugging over the steps: drop each of `n` chunks in turn; a drop that
-    /// still violates is kept (and `n` eases off by one), else `n` doubles, down to
-    /// single steps.
+    /// Delta debugging over the steps, in sweeps: the sequence cut into `n` chunks (2, 4,
+    /// 8, … down to single steps), each chunk dropped in turn from the last to the first; a
+    /// drop after which the property is still violated is kept and the sweep goes on with
+    /// the chunk before it (no restart from the end: a restart re-tries every chunk that
+    /// already failed, which made the search quadratic). Single steps are swept until a
+    /// sweep drops nothing, so no single step can be dropped from the result.
     async fn ddmin(&mut self, on_progress: &mut impl FnMut(&ShrinkProgress)) -> Result<(), Error> {
         let mut chunks = 2usize;
         while self.best.len() >= 2 {
-            let length = self.best.len();
-            let size = length.div_ceil(chunks);
+            let size = self.best.len().div_ceil(chunks).max(1);
             let mut reduced = false;
             // From the end: late actions are cheaper to replay without, and a prefix
             // is what a violation usually needs.
-            for index in (0..length.div_ceil(size)).rev() {
+            let mut end = self.best.len();
+            while end > 0 && self.best.len() >= 2 {
+                // A flaky device may have violated earlier than the best's end.
+                end = end.min(self.best.len());
                 on_progress(&self.progress("ddmin", self.best.len()));
-                let start = index * size;
-                let end = (start + size).min(length);
+                let start = end.saturating_sub(size);
                 let candidate: Vec<ScriptStep> = self.best[..start]
                     .iter()
-                    .chain(&self.best[end..])
+                    .chain(&self.best[end.min(self.best.len())..])
                     .cloned()
                     .collect();
+                // An accepted drop leaves the steps before `start` as they were (the best's
+                // prefix replays as before and does not violate), so the sweep goes on there.
                 if self.attempt(&candidate).await? {
                     reduced = true;
-                    break;
-                }
-                if self.stopped.is_some() {
+                } else if self.stopped.is_some() {
                     return Ok(());
                 }
+                end = start;
             }
-            if reduced {
-                chunks = (chunks - 1).max(2);
-            } else if chunks >= length {
+            if size > 1 {
+                chunks = chunks.saturating_mul(2);
+            } else if !reduced {
                 break;
-            } else {
-                chunks = (chunks * 2).min(length);
             }
         }
         Ok(())
@@ -518,6 +607,7 @@ impl Shrinker {
     /// An element selector instead of each coordinate target where one finds exactly that
     /// element on the screen the best replay saw; tried all at once, kept if it still violates.
     async fn selectors(&mut self, on_progress: &mut impl FnMut(&ShrinkProgress)) -> Result<(), Error> {
+        self.write_best().await?;
         let records = read_steps(&self.output).map_err(not_a_run(&self.output))?;
         let screens: Vec<_> = records
             .iter()
@@ -597,6 +687,18 @@ enum Tried {
     Violated { consumed: usize, skipped: Vec<usize> },
     /// It was not (or the replay failed).
     Failed,
+}
+
+/// A digest of a sequence of steps, to remember the ones that failed.
+fn fingerprint(steps: &[ScriptStep]) -> [u8; 32] {
+    use sha2::Digest;
+    let mut hasher = sha2::Sha256::new();
+    for step in steps {
+        // Serialising a step cannot fail (plain data); a failure would only miss the cache.
+        hasher.update(serde_json::to_vec(step).unwrap_or_default());
+        hasher.update([0x1e]);
+    }
+    hasher.finalize().into()
 }
 
 fn targets_mut(action: &mut Action) -> Vec<&mut Target> {

@@ -328,6 +328,8 @@ pub struct SpecInstance {
     description: Option<SpecDescription>,
     broken: bool,
     timings: StepTimings,
+    /// Whether a step runs the generators ([`SpecInstance::set_generators`]).
+    generate: bool,
 }
 
 const STATUS_OK: u32 = 0;
@@ -393,6 +395,8 @@ struct JsState<'a> {
     logs: &'a [uatu_device::model::LogEntry],
     exceptions: &'a [uatu_device::model::ExceptionInfo],
     last_action: &'a Option<crate::action::ResolvedAction>,
+    /// Whether the generators run (`false`: only extractors and predicates).
+    generate: bool,
 }
 
 impl SpecInstance {
@@ -505,6 +509,7 @@ impl SpecInstance {
             description: None,
             broken: false,
             timings: StepTimings::default(),
+            generate: true,
         })
     }
 
@@ -572,6 +577,13 @@ impl SpecInstance {
         Ok(self.description.insert(description))
     }
 
+    /// Whether steps run the generators (the default). A replay, which dispatches
+    /// recorded actions, needs only the extractors and predicates: without the
+    /// generators a step offers no candidates and costs less.
+    pub fn set_generators(&mut self, on: bool) {
+        self.generate = on;
+    }
+
     /// The description returned by [`SpecInstance::load`].
     pub fn describe(&self) -> Option<&SpecDescription> {
         self.description.as_ref()
@@ -614,6 +626,7 @@ impl SpecInstance {
             logs: &state.logs,
             exceptions: &state.exceptions,
             last_action: &state.last_action,
+            generate: self.generate,
         };
         serde_json::to_writer(&mut buffer, &js_state)
             .map_err(|e| self.protocol(phase.clone(), e.to_string()))?;

@@ -503,7 +503,8 @@ function step(stateJson: string): string {
   mark(PHASE_GENERATORS);
   const out: Output = { candidates: [], generatorErrors: [] };
   leafCounter = 0;
-  root?.gen.collect(state, [], out);
+  // A replay dispatches recorded actions and asks for none (`generate: false`).
+  if (raw.generate !== false) root?.gen.collect(state, [], out);
   doing(0);
   mark(PHASE_RESULT);
   return JSON.stringify({ predicates: values, extractors: extracted, extractorErrors, candidates: out.candidates, generatorErrors: out.generatorErrors });
