@@ -343,10 +343,10 @@ fn main() -> anyhow::Result<()> {
         }
     }
     println!("examples/folio/spec.ts build (warm cache): {folio_build:?}");
-    println!("first build (provider compile + esbuild + QuickJS): {cold_build:?}");
+    println!("first build (provider compile + bundling + QuickJS): {cold_build:?}");
     println!("instance + load: {load:?}");
     println!(
-        "build (esbuild + QuickJS compile, compiled provider cached): median {:?}",
+        "build (bundling + QuickJS compile, compiled provider cached): median {:?}",
         percentile(&mut rebuild, 0.5)
     );
     println!(

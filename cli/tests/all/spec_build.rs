@@ -73,10 +73,58 @@ fn syntax_error_fails_build_with_file_line_col() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("broken.ts:3:51: Expected \"}\" but found \";\""),
+        stderr.contains("broken.ts:3:51: Expected `,` or `}` but found `;`"),
         "{stderr}"
     );
     assert!(!out.exists());
+}
+
+/// `uatu build` of `spec` fails with a usage error; its stderr.
+fn build_error(spec: &Path) -> String {
+    let output = uatu().arg("build").arg(spec).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn importing_a_missing_file_fails_build_with_file_line_col() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec_file(
+        dir.path(),
+        "spec.ts",
+        "import { always } from \"@uatu/spec\";\nimport { helper } from \"./nowhere\";\nexport const properties = { p: always(helper) };\n",
+    );
+    let stderr = build_error(&spec);
+    assert!(
+        stderr.contains("spec.ts:2:24: Could not resolve \"./nowhere\""),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn import_cycle_is_refused_naming_the_modules() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec_file(
+        dir.path(),
+        "spec.ts",
+        "import { always } from \"@uatu/spec\";\nimport { a } from \"./a\";\nexport const properties = { p: always(() => a()) };\n",
+    );
+    spec_file(
+        dir.path(),
+        "a.ts",
+        "import { b } from \"./b\";\nexport const a = () => b();\n",
+    );
+    spec_file(
+        dir.path(),
+        "b.ts",
+        "import { a } from \"./a\";\nexport const b = () => a !== undefined;\n",
+    );
+    let stderr = build_error(&spec);
+    assert!(stderr.contains("import cycle: "), "{stderr}");
+    assert!(
+        stderr.contains("a.ts → ") && stderr.contains("b.ts → "),
+        "{stderr}"
+    );
 }
 
 #[test]

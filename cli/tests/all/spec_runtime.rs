@@ -1,4 +1,4 @@
-//! The spec pipeline end to end: esbuild, the embedded QuickJS provider and
+//! The spec pipeline end to end: the bundler, the embedded QuickJS provider and
 //! wasmtime, on real specs (`tests/specs/`) and real states.
 
 use std::path::{Path, PathBuf};
@@ -256,6 +256,37 @@ fn same_seed_same_samples_and_candidates() {
 }
 
 #[test]
+fn imported_modules_are_bundled_and_their_stacks_mapped() {
+    let (dir, path) = spec_file(
+        "spec.ts",
+        r#"import { always, waitOnce } from "@uatu/spec";
+import { check, LIMIT } from "./lib";
+export const properties = { p: always(() => check(LIMIT)) };
+export const actionsRoot = waitOnce;
+"#,
+    );
+    std::fs::create_dir(dir.path().join("lib")).unwrap();
+    std::fs::write(
+        dir.path().join("lib/index.ts"),
+        "export { LIMIT } from \"./limit.js\";\nexport function check(limit: number): boolean {\n  throw new Error(`over ${limit}`);\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("lib/limit.ts"),
+        "export const LIMIT: number = 3;\n",
+    )
+    .unwrap();
+    let (_m, mut spec) = start(&path, 1, SpecLimits::default()).unwrap();
+    let step = spec.step(&state(0, 0)).unwrap();
+    let PredicateValue::Error { error } = &step.predicates[0] else {
+        panic!("{:?}", step.predicates)
+    };
+    assert_eq!(error.message, "over 3");
+    assert!(error.stack.contains("lib/index.ts:3:"), "{}", error.stack);
+    assert!(error.stack.contains("spec.ts:3:"), "{}", error.stack);
+}
+
+#[test]
 fn throwing_predicate_and_generator_are_recorded_with_mapped_stack() {
     let (_dir, path) = spec_file(
         "throws.ts",
@@ -415,7 +446,7 @@ export const properties = { p: always(() => true) };
 export const actions = waitOnce;
 "#,
     );
-    // esbuild leaves a dynamic import of an absolute path alone; QuickJS then has no module loader.
+    // The bundler leaves a dynamic import alone; QuickJS then has no module loader.
     match uatu::spec::build(&path) {
         Err(_) => {}
         Ok(module) => {

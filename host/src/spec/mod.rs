@@ -1,4 +1,4 @@
-//! Specs: bundling TypeScript with esbuild, compiling it to a Wasm module, and
+//! Specs: bundling TypeScript (in process, with oxc), compiling it to a Wasm module, and
 //! running it sandboxed at every step.
 //!
 //! - [`build`] turns a `.ts`/`.js` spec into a [`SpecModule`] (`uatu build`);
@@ -16,7 +16,7 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-pub use bundle::{BundleError, esbuild};
+pub use bundle::BundleError;
 pub use instance::{
     ExtractorError, GeneratorError, JsError, Phase, PredicateValue, SpecDescription, SpecError, SpecInstance,
     SpecLimits, SpecStep, StepTimings,
@@ -29,7 +29,7 @@ pub(crate) const SCRIPT_NAME: &str = "spec.js";
 /// Why a spec could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
-    /// Bundling failed (a syntax error, an import that cannot be resolved, no esbuild).
+    /// Bundling failed (a syntax error, an import that cannot be resolved, an import cycle).
     #[error(transparent)]
     Bundle(#[from] BundleError),
     /// The bundle did not compile to QuickJS bytecode.

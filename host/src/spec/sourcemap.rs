@@ -1,4 +1,4 @@
-//! Source maps (version 3) from esbuild, to turn `spec.js:line:col` positions in
+//! Source maps (version 3) from the bundler, to turn `spec.js:line:col` positions in
 //! QuickJS stacks into `spec.ts:line:col`.
 
 use serde::Deserialize;
