@@ -53,7 +53,7 @@ fn replay(spec: &Path, run: &Path) -> anyhow::Result<Replay> {
     let description = instance.load(&module, seed)?;
     let mut verifier = Verifier::for_spec(spec, &description.properties)?;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut reader = TraceReader::open(run)?;
+    let mut reader = TraceReader::open(run)?.states();
     let mut replay = Replay {
         totals: Vec::new(),
         parts: Vec::new(),

@@ -112,7 +112,7 @@ fn replay(spec: &str, run: &Path) -> Replayed {
     let mut verifier = Verifier::for_spec(&spec, &description.properties).expect("properties");
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut steps = Vec::new();
-    for record in TraceReader::open(run).expect("trace") {
+    for record in TraceReader::open(run).expect("trace").states() {
         let record = record.expect("record");
         if !record.evaluated {
             continue;

@@ -325,6 +325,8 @@ pub struct SpecInstance {
     sent_snapshots: serde_json::Map<String, serde_json::Value>,
     /// Every extractor's value as of the last step (the runtime sends only changes).
     extracted: serde_json::Map<String, serde_json::Value>,
+    /// Each place of the spec's action tree (the runtime names candidates by place): its path.
+    places: Vec<Vec<PathStep>>,
     description: Option<SpecDescription>,
     broken: bool,
     timings: StepTimings,
@@ -347,6 +349,8 @@ struct RawDescription {
     properties: Vec<RawProperty>,
     predicates: Vec<RawLocated>,
     extractors: Vec<RawNamed>,
+    /// Every place of the action tree, by number: its path from the root.
+    places: Vec<Vec<PathStep>>,
 }
 #[derive(Deserialize)]
 struct RawProperty {
@@ -370,9 +374,18 @@ struct RawStep {
     extractors: serde_json::Map<String, serde_json::Value>,
     #[serde(default)]
     extractor_errors: Vec<ExtractorError>,
-    candidates: Vec<serde_json::Value>,
+    /// `[place, action]`, or `[place, "taps" | "swipes"]` for the host to expand.
+    candidates: Vec<(usize, serde_json::Value)>,
     #[serde(default)]
-    generator_errors: Vec<GeneratorError>,
+    generator_errors: Vec<RawGeneratorError>,
+}
+
+#[derive(Deserialize)]
+struct RawGeneratorError {
+    place: usize,
+    message: String,
+    #[serde(default)]
+    stack: String,
 }
 
 /// The JS state: everything but the hierarchy (queried through the host), and of
@@ -506,6 +519,7 @@ impl SpecInstance {
             buffer: Vec::new(),
             sent_snapshots: serde_json::Map::new(),
             extracted: serde_json::Map::new(),
+            places: Vec::new(),
             description: None,
             broken: false,
             timings: StepTimings::default(),
@@ -573,6 +587,7 @@ impl SpecInstance {
             .iter()
             .map(|(name, _)| (name.clone(), serde_json::Value::Null))
             .collect();
+        self.places = raw.places;
         self.sent_snapshots.clear();
         Ok(self.description.insert(description))
     }
@@ -683,33 +698,28 @@ impl SpecInstance {
             extractors: self.extracted.clone(),
             extractor_errors: raw.extractor_errors,
             candidates: Vec::with_capacity(raw.candidates.len()),
-            generator_errors: raw.generator_errors,
+            generator_errors: Vec::with_capacity(raw.generator_errors.len()),
         };
-        for candidate in raw.candidates {
-            #[derive(Deserialize)]
-            struct RawCandidate {
-                path: Vec<PathStep>,
-                #[serde(default)]
-                action: Option<serde_json::Value>,
-                #[serde(default)]
-                expand: Option<String>,
-            }
-            let Ok(raw) = serde_json::from_value::<RawCandidate>(candidate) else {
+        for error in raw.generator_errors {
+            let path = self.place(&phase, error.place)?;
+            step.generator_errors.push(GeneratorError {
+                path,
+                message: error.message,
+                stack: error.stack,
+                location: None,
+            });
+        }
+        for (place, offered) in raw.candidates {
+            let path = self.place(&phase, place)?;
+            if let serde_json::Value::String(kind) = &offered {
+                query::expand(&state.hierarchy, kind, &path, &mut step.candidates);
                 continue;
-            };
-            if let Some(kind) = raw.expand {
-                query::expand(&state.hierarchy, &kind, &raw.path, &mut step.candidates);
-                continue;
             }
-            let action = raw.action.unwrap_or_default();
-            match serde_json::from_value::<Action>(action.clone()) {
-                Ok(action) => step.candidates.push(Candidate {
-                    path: raw.path,
-                    action,
-                }),
+            match Action::deserialize(&offered) {
+                Ok(action) => step.candidates.push(Candidate { path, action }),
                 Err(e) => step.generator_errors.push(GeneratorError {
-                    path: raw.path,
-                    message: format!("invalid action {action}: {e}"),
+                    path,
+                    message: format!("invalid action {offered}: {e}"),
                     stack: String::new(),
                     location: None,
                 }),
@@ -731,6 +741,19 @@ impl SpecInstance {
         }
         self.timings.receive = returned.elapsed();
         Ok(step)
+    }
+
+    /// The path of the action tree's place `place`, as the runtime numbered them at load.
+    fn place(&self, phase: &Phase, place: usize) -> Result<Vec<PathStep>, SpecError> {
+        self.places.get(place).cloned().ok_or_else(|| {
+            self.protocol(
+                phase.clone(),
+                format!(
+                    "the spec runtime named place {place} of an action tree of {}",
+                    self.places.len()
+                ),
+            )
+        })
     }
 
     fn call<F>(&mut self, phase: Phase, input: &[u8], f: F) -> Result<(u32, Vec<u8>), SpecError>

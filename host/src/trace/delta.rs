@@ -203,14 +203,14 @@ fn digits(mut n: u64) -> usize {
 }
 
 /// Applies `patch` to `record` in place.
-pub fn apply(record: &mut Map<String, Value>, patch: &Patch) -> Result<(), PatchError> {
+pub fn apply(record: &mut Map<String, Value>, patch: Patch) -> Result<(), PatchError> {
     for pointer in &patch.del {
         let (parent, key) = parent_of(record, pointer)?;
         parent.remove(&key);
     }
-    for (pointer, value) in &patch.set {
-        let (parent, key) = parent_of(record, pointer)?;
-        parent.insert(key, value.clone());
+    for (pointer, value) in patch.set {
+        let (parent, key) = parent_of(record, &pointer)?;
+        parent.insert(key, value);
     }
     let mut copies = Vec::with_capacity(patch.copy.len());
     for (target, source) in &patch.copy {
@@ -304,7 +304,7 @@ mod tests {
             let line = serde_json::to_string(&patch).expect("serialises");
             let patch: Patch = serde_json::from_str(&line).expect("parses");
             let mut rebuilt = before.clone();
-            apply(&mut rebuilt, &patch).expect("applies");
+            apply(&mut rebuilt, patch).expect("applies");
             assert_eq!(rebuilt, after, "{line}");
         }
     }
@@ -333,7 +333,7 @@ mod tests {
             r#"{"set":{"/action":null}}"#
         );
         let mut rebuilt = baseline(previous, 5);
-        apply(&mut rebuilt, &patch).expect("applies");
+        apply(&mut rebuilt, patch).expect("applies");
         assert_eq!(rebuilt, next);
     }
 
@@ -344,16 +344,16 @@ mod tests {
             set: object(json!({"/missing/child": 1})),
             ..Patch::default()
         };
-        assert!(apply(&mut record, &patch).is_err());
+        assert!(apply(&mut record, patch).is_err());
         let patch = Patch {
             del: vec!["no-slash".into()],
             ..Patch::default()
         };
-        assert!(apply(&mut record, &patch).is_err());
+        assert!(apply(&mut record, patch).is_err());
         let patch = Patch {
             copy: [("/b".to_string(), "/nowhere".to_string())].into(),
             ..Patch::default()
         };
-        assert!(apply(&mut record, &patch).is_err());
+        assert!(apply(&mut record, patch).is_err());
     }
 }

@@ -14,8 +14,8 @@ mod record;
 mod writer;
 
 pub use reader::{
-    StepRange, TraceIndex, TraceReader, count_steps, read_meta, read_page, read_step_range, read_steps,
-    read_summary,
+    ReadRecord, StepRange, TraceIndex, TraceReader, count_steps, read_meta, read_page, read_step_range,
+    read_steps, read_summary,
 };
 pub use record::*;
 pub use writer::{

@@ -6,11 +6,16 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
+use std::marker::PhantomData;
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+use uatu_device::model::Node;
 
 use super::TraceError;
 use super::delta::{Patch, apply, baseline};
-use super::record::StepRecord;
+use super::record::{RecordedState, StepRecord};
 use super::writer::{COMPACT_VERSION, HIERARCHIES_FILE, Header, TRACE_FILE};
 
 /// Hierarchies kept parsed while reading; a run revisits few screens at a time.
@@ -24,7 +29,10 @@ const HIERARCHY_CACHE: usize = 64;
 /// record a killed writer was in the middle of: the reader stops there
 /// cleanly and [`TraceReader::torn`] says so. A bad line anywhere else is an
 /// error naming the line.
-pub struct TraceReader {
+///
+/// [`TraceReader::states`] turns it into a reader of each step's [`RecordedState`]
+/// alone, which skips parsing the rest of each record.
+pub struct TraceReader<R = StepRecord> {
     path: PathBuf,
     lines: BufReader<File>,
     line_number: u64,
@@ -32,6 +40,33 @@ pub struct TraceReader {
     done: bool,
     compact: Option<Compact>,
     first_step: u64,
+    reads: PhantomData<R>,
+}
+
+/// What a [`TraceReader`] reads each line into.
+pub trait ReadRecord: DeserializeOwned {
+    /// The record's step.
+    fn step(&self) -> u64;
+    /// Puts in the state's hierarchy (a compact trace's record refers to it).
+    fn set_hierarchy(&mut self, hierarchy: Node);
+}
+
+impl ReadRecord for StepRecord {
+    fn step(&self) -> u64 {
+        self.step
+    }
+    fn set_hierarchy(&mut self, hierarchy: Node) {
+        self.state.hierarchy = hierarchy;
+    }
+}
+
+impl ReadRecord for RecordedState {
+    fn step(&self) -> u64 {
+        self.step
+    }
+    fn set_hierarchy(&mut self, hierarchy: Node) {
+        self.state.hierarchy = hierarchy;
+    }
 }
 
 /// A compact trace's reading state: the previous record (its hierarchy a
@@ -53,7 +88,7 @@ impl HierarchyStore {
     /// The whole hierarchy `reference` (a record's `state.hierarchy`) stands for;
     /// `None` when it is not a reference of this version (left for the record's
     /// parser to refuse).
-    fn resolve(&mut self, reference: &Value) -> Result<Option<Value>, TraceError> {
+    fn resolve(&mut self, reference: &Value) -> Result<Option<Node>, TraceError> {
         match (self, reference) {
             (HierarchyStore::Hashed(hierarchies), Value::String(hash)) => hierarchies.get(hash).map(Some),
             (HierarchyStore::Nodes(nodes), Value::Number(number)) => match number.as_u64() {
@@ -69,16 +104,43 @@ impl HierarchyStore {
 #[derive(serde::Deserialize)]
 #[serde(untagged)]
 enum CompactLine {
-    Keyframe {
-        #[allow(dead_code)]
-        key: u64,
-        record: Map<String, Value>,
-    },
-    Delta {
-        step: u64,
-        #[serde(flatten)]
-        patch: Patch,
-    },
+    Keyframe(Keyframe),
+    Delta(Delta),
+}
+
+/// A compact trace's whole record.
+#[derive(serde::Deserialize)]
+struct Keyframe {
+    #[allow(dead_code)]
+    key: u64,
+    record: Map<String, Value>,
+}
+
+/// A compact trace's delta line: a [`Patch`] with its step (spelt out rather than
+/// flattened, which would parse the line twice).
+#[derive(serde::Deserialize)]
+struct Delta {
+    step: u64,
+    #[serde(default)]
+    set: Map<String, Value>,
+    #[serde(default)]
+    del: Vec<String>,
+    #[serde(default)]
+    copy: std::collections::BTreeMap<String, String>,
+}
+
+impl CompactLine {
+    /// Parses a line as the writer writes it: a whole record's starts with its
+    /// `key`. Parsing straight into the kind the line starts as avoids the untagged
+    /// enum's buffering; any other line goes through the enum.
+    fn parse(line: &[u8]) -> Result<CompactLine, serde_json::Error> {
+        let parsed = if line.starts_with(b"{\"key\":") {
+            serde_json::from_slice(line).map(CompactLine::Keyframe)
+        } else {
+            serde_json::from_slice(line).map(CompactLine::Delta)
+        };
+        parsed.or_else(|_| serde_json::from_slice(line))
+    }
 }
 
 impl TraceReader {
@@ -93,6 +155,7 @@ impl TraceReader {
             done: false,
             compact: None,
             first_step: 0,
+            reads: PhantomData,
             path,
         };
         let mut first = Vec::new();
@@ -153,6 +216,22 @@ impl TraceReader {
         Ok(reader)
     }
 
+    /// Reads each step's [`RecordedState`] from here on instead of its whole record.
+    pub fn states(self) -> TraceReader<RecordedState> {
+        TraceReader {
+            path: self.path,
+            lines: self.lines,
+            line_number: self.line_number,
+            torn: self.torn,
+            done: self.done,
+            compact: self.compact,
+            first_step: self.first_step,
+            reads: PhantomData,
+        }
+    }
+}
+
+impl<R: ReadRecord> TraceReader<R> {
     /// Whether reading stopped at a torn (partially written) last record.
     pub fn torn(&self) -> bool {
         self.torn
@@ -192,25 +271,25 @@ impl TraceReader {
     }
 
     /// Reads one line into a record; `None` for a record before `first_step`.
-    fn read_record(&mut self, line: &[u8], complete: bool) -> Result<Option<StepRecord>, Option<TraceError>> {
+    fn read_record(&mut self, line: &[u8], complete: bool) -> Result<Option<R>, Option<TraceError>> {
         let Some(compact) = self.compact.as_mut() else {
-            return match serde_json::from_slice::<StepRecord>(line) {
-                Ok(record) if record.step < self.first_step => Ok(None),
+            return match serde_json::from_slice::<R>(line) {
+                Ok(record) if record.step() < self.first_step => Ok(None),
                 Ok(record) => Ok(Some(record)),
                 Err(_) if !complete => Err(None),
                 Err(source) => Err(Some(self.bad_record(source))),
             };
         };
-        let current = match serde_json::from_slice::<CompactLine>(line) {
-            Ok(CompactLine::Keyframe { record, .. }) => record,
-            Ok(CompactLine::Delta { step, patch }) => {
+        let current = match CompactLine::parse(line) {
+            Ok(CompactLine::Keyframe(Keyframe { record, .. })) => record,
+            Ok(CompactLine::Delta(Delta { step, set, del, copy })) => {
                 let Some(previous) = compact.previous.take() else {
                     return Err(Some(self.broken(format!(
                         "step {step} is a delta with no whole record before it"
                     ))));
                 };
                 let mut record = baseline(previous, step);
-                if let Err(error) = apply(&mut record, &patch) {
+                if let Err(error) = apply(&mut record, Patch { set, del, copy }) {
                     return Err(Some(self.broken(format!("step {step}: {error}"))));
                 }
                 record
@@ -218,21 +297,38 @@ impl TraceReader {
             Err(_) if !complete => return Err(None),
             Err(source) => return Err(Some(self.bad_record(source))),
         };
-        compact.previous = Some(current.clone());
         let step = current.get("step").and_then(Value::as_u64).unwrap_or(0);
         if step < self.first_step {
+            compact.previous = Some(current);
             return Ok(None);
         }
-        let mut record = current;
-        if let Some(Value::Object(state)) = record.get_mut("state")
-            && let Some(reference) = state.get("hierarchy")
-            && let Some(hierarchy) = compact.hierarchies.resolve(reference)?
-        {
-            state.insert("hierarchy".into(), hierarchy);
+        // The record is parsed from the JSON kept for the next delta, not from a copy
+        // of it; its hierarchy reference is swapped for an empty node meanwhile (a
+        // `Node` is all defaults) and the typed hierarchy, kept per reference, put in
+        // after: a run revisits few screens, so each is built once.
+        let mut current = Value::Object(current);
+        let resolved = match current.pointer_mut("/state/hierarchy") {
+            Some(slot) => match compact.hierarchies.resolve(slot)? {
+                Some(hierarchy) => Some((std::mem::replace(slot, Value::Object(Map::new())), hierarchy)),
+                None => None,
+            },
+            None => None,
+        };
+        let parsed = R::deserialize(&current);
+        let hierarchy = resolved.map(|(reference, hierarchy)| {
+            if let Some(slot) = current.pointer_mut("/state/hierarchy") {
+                *slot = reference;
+            }
+            hierarchy
+        });
+        if let Value::Object(record) = current {
+            compact.previous = Some(record);
         }
-        serde_json::from_value(Value::Object(record))
-            .map(Some)
-            .map_err(|source| Some(self.bad_record(source)))
+        let mut record = parsed.map_err(|source| Some(self.bad_record(source)))?;
+        if let Some(hierarchy) = hierarchy {
+            record.set_hierarchy(hierarchy);
+        }
+        Ok(Some(record))
     }
 
     fn broken(&mut self, problem: String) -> TraceError {
@@ -245,8 +341,8 @@ impl TraceReader {
     }
 }
 
-impl Iterator for TraceReader {
-    type Item = Result<StepRecord, TraceError>;
+impl<R: ReadRecord> Iterator for TraceReader<R> {
+    type Item = Result<R, TraceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         while !self.done {
@@ -415,14 +511,14 @@ struct Hierarchies {
     file: Option<BufReader<File>>,
     offsets: HashMap<String, u64>,
     scanned: u64,
-    parsed: HashMap<String, Value>,
+    parsed: HashMap<String, Node>,
 }
 
 #[derive(serde::Deserialize)]
 struct HierarchyLine {
     sha256: String,
     #[serde(default)]
-    hierarchy: Value,
+    hierarchy: Node,
 }
 
 #[derive(serde::Deserialize)]
@@ -441,7 +537,7 @@ impl Hierarchies {
         }
     }
 
-    fn get(&mut self, hash: &str) -> Result<Value, TraceError> {
+    fn get(&mut self, hash: &str) -> Result<Node, TraceError> {
         if let Some(hierarchy) = self.parsed.get(hash) {
             return Ok(hierarchy.clone());
         }
@@ -504,7 +600,7 @@ struct Nodes {
     offsets: Vec<u64>,
     scanned: u64,
     parsed: HashMap<u64, StoredNode>,
-    hierarchies: HashMap<u64, Value>,
+    hierarchies: HashMap<u64, Node>,
 }
 
 /// A node line, parsed: its own fields and its children's numbers.
@@ -527,11 +623,14 @@ impl Nodes {
     }
 
     /// The whole hierarchy whose root is node `root`, as a `full` trace holds it.
-    fn hierarchy(&mut self, root: u64) -> Result<Value, TraceError> {
+    fn hierarchy(&mut self, root: u64) -> Result<Node, TraceError> {
         if let Some(hierarchy) = self.hierarchies.get(&root) {
             return Ok(hierarchy.clone());
         }
-        let hierarchy = self.build(root)?;
+        let hierarchy = Node::deserialize(&self.build(root)?).map_err(|source| TraceError::BadJson {
+            path: self.path.clone(),
+            source,
+        })?;
         if self.hierarchies.len() >= HIERARCHY_CACHE {
             self.hierarchies.clear();
         }

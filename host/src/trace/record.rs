@@ -102,6 +102,21 @@ pub struct StepRecord {
     pub metrics: StepMetrics,
 }
 
+/// Of a step record, what re-evaluating a spec over it needs (`uatu check`): the
+/// other fields (extractor values, property statuses, metrics…) are not parsed.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct RecordedState {
+    /// The step's index, from 0.
+    pub step: u64,
+    /// Device time since the run started, ms.
+    pub time: u64,
+    /// The full state the spec saw.
+    pub state: State,
+    /// False for a step at which the app was gone (the spec was not evaluated).
+    #[serde(default = "evaluated_by_default")]
+    pub evaluated: bool,
+}
+
 /// Where a step's hierarchy came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

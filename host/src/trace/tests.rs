@@ -208,6 +208,34 @@ fn a_compact_trace_reads_back_every_record_whole() {
 }
 
 #[test]
+fn the_recorded_states_alone_are_those_of_the_whole_records_compact_or_full() {
+    let (_output, run, written) = compact_run(250);
+    let full = tempfile::tempdir().expect("temp dir");
+    let full_trace = full.path().join("trace.jsonl");
+    let lines: Vec<String> = written
+        .iter()
+        .map(|record| serde_json::to_string(record).expect("json"))
+        .collect();
+    fs::write(&full_trace, lines.join("\n") + "\n").expect("full trace");
+    for trace in [run.path().to_path_buf(), full_trace] {
+        let states: Vec<RecordedState> = TraceReader::open(&trace)
+            .expect("open")
+            .states()
+            .collect::<Result<_, _>>()
+            .expect("states read");
+        assert_eq!(states.len(), written.len(), "{}", trace.display());
+        for (state, record) in states.iter().zip(&written) {
+            assert_eq!(
+                (state.step, state.time, state.evaluated, &state.state),
+                (record.step, record.time, record.evaluated, &record.state),
+                "{}",
+                trace.display()
+            );
+        }
+    }
+}
+
+#[test]
 fn a_page_of_a_compact_or_full_trace_reads_from_the_nearest_keyframe() {
     let (_output, run, records) = compact_run(KEYFRAME_EVERY * 3 + 5);
     let index = TraceIndex::build(run.path()).expect("indexes");

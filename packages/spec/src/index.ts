@@ -201,17 +201,22 @@ export function eventually(p: FormulaLike): Eventually {
 /** A node of the action tree. */
 export abstract class Generator {
   label?: string;
-  /** @internal */ abstract collect(state: State, path: PathStep[], out: Output): void;
+  /** @internal */ abstract collect(state: State, place: Place, out: Output): void;
   /** Name this generator in the trace. */
   named(label: string): this { this.label = label; return this; }
 }
 
 interface PathStep { index: number; weight: number; label?: string }
-interface Output { candidates: ({ path: PathStep[]; action: Action } | { path: PathStep[]; expand: string })[]; generatorErrors: { path: PathStep[]; message: string; stack: string }[] }
+/** A place in the action tree, numbered at load: the host has every place's path
+ * from the root, so a candidate names its place by number, not by its path. */
+interface Place { id: number; children: Place[] }
+/** A step's candidates as `[place, action]`, or `[place, "taps" | "swipes"]` for
+ * the host to expand; its generator errors by place too. */
+interface Output { candidates: [number, Action | string][]; generatorErrors: { place: number; message: string; stack: string }[] }
 
 class ActionsGenerator extends Generator {
   constructor(private readonly fn: (state: State) => Action | Action[] | null | undefined, label?: string) { super(); this.label = label; }
-  collect(state: State, path: PathStep[], out: Output): void {
+  collect(state: State, place: Place, out: Output): void {
     doing(3_000_000 + leafCounter++);
     try {
       const result = this.fn(state);
@@ -220,24 +225,34 @@ class ActionsGenerator extends Generator {
         if (!action || typeof action !== "object" || typeof (action as any).type !== "string") {
           throw new SpecError(`a generator returned ${describe(action)}, not an action (use Tap, InputText, Swipe, PressKey or Wait)`);
         }
-        out.candidates.push({ path, action });
+        out.candidates.push([place.id, action]);
       }
     } catch (error) {
-      out.generatorErrors.push({ path, message: errorMessage(error), stack: errorStack(error) });
+      out.generatorErrors.push({ place: place.id, message: errorMessage(error), stack: errorStack(error) });
     }
   }
 }
 
 class WeightedGenerator extends Generator {
-  constructor(private readonly children: { weight: number; gen: Generator; label?: string }[]) { super(); }
-  collect(state: State, path: PathStep[], out: Output): void {
-    this.children.forEach((child, index) => {
+  constructor(readonly children: { weight: number; gen: Generator; label?: string }[]) { super(); }
+  collect(state: State, place: Place, out: Output): void {
+    this.children.forEach((child, index) => child.gen.collect(state, place.children[index], out));
+  }
+}
+
+/** Numbers the places of the tree under `gen` (at `path`) into `paths`, depth first. */
+function placeTree(gen: Generator, path: PathStep[], paths: PathStep[][]): Place {
+  const place: Place = { id: paths.length, children: [] };
+  paths.push(path);
+  if (gen instanceof WeightedGenerator) {
+    place.children = gen.children.map((child, index) => {
       const step: PathStep = { index, weight: child.weight };
       const label = child.label ?? child.gen.label;
       if (label !== undefined) step.label = label;
-      child.gen.collect(state, [...path, step], out);
+      return placeTree(child.gen, [...path, step], paths);
     });
   }
+  return place;
 }
 
 /** A leaf of the action tree: `fn` returns this step's actions (none to stay silent). */
@@ -274,8 +289,8 @@ export function from<T>(items: readonly T[]): Sampler<T> {
 /** A built-in leaf that the host expands from the accessibility tree (no JS work per element). */
 class HostGenerator extends Generator {
   constructor(private readonly kind: "taps" | "swipes") { super(); this.label = kind; }
-  collect(_state: State, path: PathStep[], out: Output): void {
-    out.candidates.push({ path, expand: this.kind });
+  collect(_state: State, place: Place, out: Output): void {
+    out.candidates.push([place.id, this.kind]);
   }
 }
 
@@ -416,7 +431,7 @@ class SpecDate extends RealDate {
   static now(): number { return currentTime; }
 }
 
-interface Root { gen: Generator }
+interface Root { gen: Generator; place: Place }
 let root: Root | null = null;
 let names: (string | undefined)[] = [];
 
@@ -436,7 +451,8 @@ function load(namespace: Record<string, unknown>, seedHi: number, seedLo: number
   const gen = namespace.actions ?? namespace.actionsRoot;
   if (gen === undefined) throw new SpecError("the spec must export `actions` (or `actionsRoot`), the root generator");
   if (!(gen instanceof Generator)) throw new SpecError(`the exported \`actions\` is ${describe(gen)}, not a generator (use actions(), weighted() or a built-in)`);
-  root = { gen };
+  const places: PathStep[][] = [];
+  root = { gen, place: placeTree(gen, [], places) };
   const exportedName = new Map<unknown, string>();
   for (const [name, value] of Object.entries(namespace)) exportedName.set(value, name);
   const used = new Set<string>();
@@ -450,6 +466,7 @@ function load(namespace: Record<string, unknown>, seedHi: number, seedLo: number
     properties: described,
     predicates: predicates.map((p, id) => ({ id, stack: p.stack })),
     extractors: extractors.map((e, i) => ({ name: names[i], stack: e.stack })),
+    places,
   });
 }
 
@@ -504,7 +521,7 @@ function step(stateJson: string): string {
   const out: Output = { candidates: [], generatorErrors: [] };
   leafCounter = 0;
   // A replay dispatches recorded actions and asks for none (`generate: false`).
-  if (raw.generate !== false) root?.gen.collect(state, [], out);
+  if (raw.generate !== false && root !== null) root.gen.collect(state, root.place, out);
   doing(0);
   mark(PHASE_RESULT);
   return JSON.stringify({ predicates: values, extractors: extracted, extractorErrors, candidates: out.candidates, generatorErrors: out.generatorErrors });
