@@ -148,6 +148,14 @@ impl DeviceChoice {
         }
     }
 
+    /// The app's start page, for a web app.
+    pub fn url(&self) -> Option<&url::Url> {
+        match self {
+            DeviceChoice::Web(web) => Some(&web.url),
+            _ => None,
+        }
+    }
+
     /// The flags that choose this device again, for a run's re-run command.
     pub fn rerun_flags(&self, run_seed: u64) -> Vec<String> {
         let mut flags = vec!["--device".to_string(), self.describe()];

@@ -189,6 +189,7 @@ async fn run(
             platform: health.platform.clone(),
             version: health.version.clone(),
             sim: device.settings.clone(),
+            url: config.device.url().map(|url| url.to_string()),
         },
         plugins: Vec::new(),
         started_at: rfc3339(started_at),

@@ -100,6 +100,7 @@ impl Origin {
                 .and_then(|v| v.as_u64())
                 .map(|ms| format!("{ms}ms")),
             sim_seed: field("seed").and_then(|v| v.as_u64()),
+            url: self.device.url.clone(),
             ..Settings::default()
         }
     }
@@ -364,5 +365,34 @@ mod tests {
         };
         assert!(resolve_scripted(&tap(root.children[0].bounds), String::new(), &root).is_ok());
         assert!(resolve_scripted(&tap(node("", "", (1, 1, 2, 2)).bounds), String::new(), &root).is_err());
+    }
+
+    #[test]
+    fn a_web_run_is_replayed_on_its_recorded_page_unless_the_command_line_names_another() {
+        let origin = Origin {
+            seed: 3,
+            spec: "spec.ts".into(),
+            device: DeviceMeta {
+                kind: "web".into(),
+                bundle_id: "app".into(),
+                platform: String::new(),
+                version: String::new(),
+                sim: None,
+                url: Some("http://127.0.0.1:8123/".into()),
+            },
+        };
+        let url = |flags: Settings| {
+            let config = replay_config(flags, &origin, Settings::default()).expect("replay config");
+            config.device.url().map(|url| url.to_string())
+        };
+        assert_eq!(
+            url(Settings::default()).as_deref(),
+            Some("http://127.0.0.1:8123/")
+        );
+        let elsewhere = Settings {
+            url: Some("http://127.0.0.1:9000/".into()),
+            ..Settings::default()
+        };
+        assert_eq!(url(elsewhere).as_deref(), Some("http://127.0.0.1:9000/"));
     }
 }

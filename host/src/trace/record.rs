@@ -60,6 +60,10 @@ pub struct DeviceMeta {
     /// Simulator settings (bugs, latency, seed), when the device is the simulator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sim: Option<serde_json::Value>,
+    /// The app's start page, when the device is a web app: `uatu replay` and
+    /// `uatu shrink` open it again unless `--url` says otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 /// One line of `trace.jsonl`: everything about one step.
