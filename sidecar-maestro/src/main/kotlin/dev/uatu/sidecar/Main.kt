@@ -88,7 +88,9 @@ class ServeCommand : Callable<Int> {
             System.err.println("sidecar: cannot listen on 127.0.0.1:$port: ${e.message}")
             return 2
         }
-        println(server.port)
+        // Read once: the "connect" thread below may log after the server is closed.
+        val listening = server.port
+        println(listening)
         System.out.flush()
 
         val stop = CountDownLatch(1)
@@ -112,7 +114,7 @@ class ServeCommand : Callable<Int> {
         Thread({
             try {
                 driver.deviceTimeMs()
-                DriverService.log("driving ${driver.serial} on 127.0.0.1:${server.port}")
+                DriverService.log("driving ${driver.serial} on 127.0.0.1:$listening")
             } catch (e: DriverException) {
                 DriverService.log(e.message ?: "no device")
             }
