@@ -276,6 +276,52 @@ fn ctrl_c_during_a_shrink_keeps_a_valid_best_so_far() {
     );
 }
 
+#[test]
+fn a_violation_at_launch_shrinks_to_a_reproducer_with_no_action() {
+    let output = tempfile::tempdir().expect("temp dir");
+    let spec = output.path().join("violated-at-launch.ts");
+    std::fs::write(
+        &spec,
+        r#"import { actions, always, PressKey } from "@uatu/spec";
+export const properties = { neverHolds: always(() => false) };
+export const actionsRoot = actions(() => PressKey({ key: "back" }), "back");
+"#,
+    )
+    .expect("spec written");
+    let out = uatu(&[
+        "run",
+        "--spec",
+        &spec.display().to_string(),
+        "--json",
+        "--output",
+        &output.path().join("runs").display().to_string(),
+        "--max-steps",
+        "5",
+        "--sim-latency",
+        "0",
+        "--no-screenshots",
+    ]);
+    let summary = json_of(&out);
+    let run_dir = PathBuf::from(summary["run_dir"].as_str().expect("run_dir"));
+    assert_eq!(summary["properties"][0]["first_violation_step"], 0, "{summary}");
+
+    let report = shrink(&run_dir, &[]);
+    assert_eq!(report["length"], 0, "{report}");
+    assert_eq!(report["ended"], "done", "{report}");
+    let shrunk = PathBuf::from(report["output"].as_str().expect("output"));
+    assert!(violated(&summary_of(&shrunk)).contains("neverHolds"));
+    let script: Value =
+        serde_json::from_slice(&std::fs::read(shrunk.join("repro.json")).expect("repro.json")).expect("json");
+    assert_eq!(script["steps"], Value::Array(Vec::new()));
+    let flow = std::fs::read_to_string(shrunk.join("repro.yaml")).expect("repro.yaml");
+    assert_eq!(maestro_commands(&flow), ["launchApp"], "{flow}");
+    let work = shrunk.with_file_name(format!(
+        "{}.work",
+        shrunk.file_name().expect("name").to_string_lossy()
+    ));
+    assert!(!work.exists(), "the candidates' scratch directory is removed");
+}
+
 /// Every command of a Maestro flow: a bare command name or a one-key map.
 fn maestro_commands(yaml: &str) -> Vec<String> {
     use serde::Deserialize as _;

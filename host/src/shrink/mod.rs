@@ -239,7 +239,7 @@ pub async fn shrink(
         output: output.clone(),
         tried: 0,
         best: Vec::new(),
-        written: Vec::new(),
+        written: None,
         stopped: None,
         failed: HashSet::new(),
     };
@@ -260,14 +260,10 @@ pub async fn shrink(
         }
         .into());
     }
-    shrinker.write_best().await?;
-    shrinker.loops(&mut on_progress).await?;
-    shrinker.ddmin(&mut on_progress).await?;
-    shrinker.selectors(&mut on_progress).await?;
-    shrinker.shorter_texts(&mut on_progress).await?;
-    // Also when the budget ran out or Ctrl-C came: the best so far, with its full trace.
-    shrinker.write_best().await?;
+    let searched = shrinker.search(&mut on_progress).await;
+    // The candidates' directories go whether the search ended well or not.
     let _ = std::fs::remove_dir_all(&shrinker.work);
+    searched?;
     Ok(ShrinkReport {
         property,
         original_step: step,
@@ -296,8 +292,10 @@ struct Shrinker {
     tried: usize,
     /// The shortest script known to violate the property.
     best: Vec<ScriptStep>,
-    /// The script of the output directory, the best as last written ([`Shrinker::write_best`]).
-    written: Vec<ScriptStep>,
+    /// The script of the output directory, the best as last written ([`Shrinker::write_best`]);
+    /// `None` until the output exists (an empty script is a reproducer too: a violation
+    /// right after launch).
+    written: Option<Vec<ScriptStep>>,
     /// Set when the budget ran out (`budget`) or Ctrl-C came (`interrupted`).
     stopped: Option<&'static str>,
     /// The sequences replayed without violating the property: whether targets had to be
@@ -323,6 +321,18 @@ impl Shrinker {
             }
         }
         self.stopped.is_some()
+    }
+
+    /// The search from an accepted original: cycles, delta debugging, selectors, shorter
+    /// texts, each putting its best on disk as it goes.
+    async fn search(&mut self, on_progress: &mut impl FnMut(&ShrinkProgress)) -> Result<(), Error> {
+        self.write_best().await?;
+        self.loops(on_progress).await?;
+        self.ddmin(on_progress).await?;
+        self.selectors(on_progress).await?;
+        self.shorter_texts(on_progress).await?;
+        // Also when the budget ran out or Ctrl-C came: the best so far, with its full trace.
+        self.write_best().await
     }
 
     /// Replays `steps`, skipping actions whose target is not on screen (removing one
@@ -439,7 +449,7 @@ impl Shrinker {
     /// is how they keep the best so far. Should that replay not violate (a flaky device,
     /// `retries` times), the best goes back to what the output already holds.
     async fn write_best(&mut self) -> Result<(), Error> {
-        if self.best == self.written {
+        if self.written.as_ref() == Some(&self.best) {
             return Ok(());
         }
         let best = self.best.clone();
@@ -449,17 +459,17 @@ impl Shrinker {
                 let used = &best[..report.consumed.min(best.len())];
                 self.keep(&run_dir, used)?;
                 self.best = used.to_vec();
-                self.written = used.to_vec();
+                self.written = Some(used.to_vec());
                 return Ok(());
             }
         }
-        if self.written.is_empty() {
+        let Some(written) = &self.written else {
             return Err(ShrinkError::TracedReplayDiffers {
                 property: self.property.clone(),
             }
             .into());
-        }
-        self.best = self.written.clone();
+        };
+        self.best = written.clone();
         Ok(())
     }
 
