@@ -81,7 +81,7 @@ fn syntax_error_fails_build_with_file_line_col() {
 
 /// `uatu build` of `spec` fails with a usage error; its stderr.
 fn build_error(spec: &Path) -> String {
-    let output = uatu().arg("build").arg(spec).output().unwrap();
+    let output = uatu().arg("build").arg(spec).output().expect("runs uatu build");
     assert_eq!(output.status.code(), Some(2));
     String::from_utf8_lossy(&output.stderr).into_owned()
 }

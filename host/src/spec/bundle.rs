@@ -686,7 +686,7 @@ fn located(shown: &str, text: &str, diagnostic: &OxcDiagnostic) -> String {
     match diagnostic.labels.first() {
         Some(label) => format!(
             "{}: {}",
-            location(shown, text, u32::try_from(label.offset()).unwrap_or(u32::MAX)),
+            location(shown, text, label.offset()),
             diagnostic.message
         ),
         None => format!("{shown}: {}", diagnostic.message),
