@@ -80,18 +80,24 @@ const counter = extract((s) => {
   return found ? shown(found.text) : null;
 }, "counter");
 const toggleAll = extract((s) => first(s, "css:input.toggle-all", "css:#toggle-all")?.checked ?? null, "toggleAll");
+/** The filter links' container: a `ul` in the template, polymer's is an `iron-selector.filters`. */
+const filterList = (s: State) => first(s, "css:ul.filters", "css:.filters", "css:#filters");
 const selectedFilter = extract((s) => {
-  const filters = first(s, "css:ul.filters", "css:#filters");
+  const filters = filterList(s);
   return s.ax.findAll("css:a.selected").find(within(filters))?.text.trim() ?? null;
 }, "selectedFilter");
 const filterLinks = extract((s) => {
-  const filters = first(s, "css:ul.filters", "css:#filters");
+  const filters = filterList(s);
   return s.ax.findAll("css:a").filter(within(filters))
     .map((a) => ({ label: a.text.trim(), bounds: a.bounds }))
     .filter((a) => FILTER_ROUTES[a.label] !== undefined);
 }, "filterLinks");
 const mainShown = extract((s) => first(s, "css:.main", "css:#main") !== undefined, "mainShown");
-const footerShown = extract((s) => first(s, "css:footer.footer", "css:.footer", "css:#footer") !== undefined, "footerShown");
+// lit has no footer element: its `todo-footer` holds the counter and the filters (hidden with it).
+const footerShown = extract((s) =>
+  first(s, "css:footer.footer", "css:.footer", "css:#footer", "css:todo-footer") !== undefined, "footerShown");
+/** What the new-todo field shows (an add types into it; an add without Enter leaves its text there). */
+const newTodoText = extract((s) => first(s, "css:input.new-todo", "css:#new-todo")?.text ?? "", "newTodoText");
 const clearShown = extract((s) => first(s, "css:.clear-completed", "css:#clear-completed") !== undefined, "clearShown");
 const editField = extract((s) => {
   const edit = s.ax.findAll("css:input.edit").find(within(list(s)));
@@ -123,6 +129,8 @@ const afterTyping = (value: string, typed: string) => {
   }
   return text;
 };
+/** Whether the text typed by the last action pressed Enter. */
+const submitted = (s: State) => (last(s)?.action.text ?? "").includes("\n");
 const titles = (list: Item[]) => list.map((i) => i.title);
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 const activeCount = () => items.current.filter((i) => !i.completed).length;
@@ -163,9 +171,11 @@ export const properties = {
     toggleAll.current === items.current.every((i) => i.completed)),
 
   // New todo: Enter appends the trimmed title and clears the input; blank input adds nothing.
+  // Only an add that pressed Enter is judged (shrinking may cut the "\n" off its text), and
+  // the title is what the field then held: typing adds to what an earlier add left there.
   addingAppendsTrimmedTitle: always((s) => {
-    if (!did(s, "add") || before().some((i) => i.editing)) return true;
-    const typed = shown(afterTyping("", last(s)?.action.text ?? ""));
+    if (!did(s, "add") || !submitted(s) || before().some((i) => i.editing)) return true;
+    const typed = shown(afterTyping(newTodoText.previous ?? "", last(s)?.action.text ?? ""));
     if (typed === "") return same(titles(items.current), titles(before()));
     // An app may show "All" after an add (canjs does); app-spec.md does not rule it out.
     if (route.current !== route.previous) return route.current === "completed" || titles(items.current).at(-1) === typed;
@@ -173,8 +183,8 @@ export const properties = {
     return same(titles(items.current), [...titles(before()), typed]);
   }),
   newTodoInputIsClearedAfterAdding: always((s) => {
-    if (!did(s, "add") || before().some((i) => i.editing)) return true;
-    const typed = shown(afterTyping("", last(s)?.action.text ?? ""));
+    if (!did(s, "add") || !submitted(s) || before().some((i) => i.editing)) return true;
+    const typed = shown(afterTyping(newTodoText.previous ?? "", last(s)?.action.text ?? ""));
     const input = first(s, "css:input.new-todo", "css:#new-todo");
     return typed === "" || input === undefined || input.text === "";
   }),
