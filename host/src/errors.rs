@@ -122,6 +122,8 @@ impl Error {
             | Error::Script(_) => ExitStatus::Usage,
             // Nothing to shrink, or a violation that does not reproduce: the request cannot be met.
             Error::Shrink(crate::shrink::ShrinkError::Write { .. }) => ExitStatus::Infrastructure,
+            // The replay's own failure decides: a device that cannot be reached is not the user's.
+            Error::Shrink(crate::shrink::ShrinkError::ReplayFailed { source, .. }) => source.exit_status(),
             Error::Shrink(_) => ExitStatus::Usage,
             Error::Connect(_)
             | Error::Device(_)

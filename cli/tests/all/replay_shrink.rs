@@ -322,6 +322,28 @@ export const actionsRoot = actions(() => PressKey({ key: "back" }), "back");
     assert!(!work.exists(), "the candidates' scratch directory is removed");
 }
 
+#[test]
+fn a_shrink_whose_replays_cannot_reach_the_device_says_so_with_exit_3() {
+    let output = tempfile::tempdir().expect("temp dir");
+    let (_, run_dir) = folio_run(output.path(), "2", "400", "stale-total");
+    // Nothing listens on port 1: every replay fails to connect.
+    let out = uatu(&[
+        "shrink",
+        &run_dir.display().to_string(),
+        "--device",
+        "sidecar:127.0.0.1:1",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("failed"), "{stderr}");
+    assert!(
+        stderr.contains("127.0.0.1:1"),
+        "the device at fault is named: {stderr}"
+    );
+    assert!(!stderr.contains("does not reproduce"), "{stderr}");
+    assert!(!uatu::shrink::default_output(&run_dir).exists());
+}
+
 /// Every command of a Maestro flow: a bare command name or a one-key map.
 fn maestro_commands(yaml: &str) -> Vec<String> {
     use serde::Deserialize as _;

@@ -65,6 +65,18 @@ pub enum ShrinkError {
         /// How many replays were tried.
         tries: u32,
     },
+    /// The replays meant to confirm the violation could not run (the device could not be
+    /// reached, or dropped): the violation's reproducibility is unknown.
+    #[error("replaying {run_dir} to reproduce `{property}` failed")]
+    ReplayFailed {
+        /// The run.
+        run_dir: PathBuf,
+        /// The property.
+        property: String,
+        /// Why the last replay could not run.
+        #[source]
+        source: Box<Error>,
+    },
     /// Interrupted or out of budget before the first replay confirmed the violation.
     #[error("stopped before the violation of `{property}` was reproduced once")]
     StoppedBeforeReproducing {
@@ -242,6 +254,7 @@ pub async fn shrink(
         written: None,
         stopped: None,
         failed: HashSet::new(),
+        replay_error: None,
     };
     let original_length = script.steps.len();
 
@@ -249,9 +262,14 @@ pub async fn shrink(
     let accepted = shrinker.attempt(&script.steps).await?;
     if !accepted {
         let _ = std::fs::remove_dir_all(&shrinker.work);
-        return Err(match shrinker.stopped {
-            Some(_) => ShrinkError::StoppedBeforeReproducing { property },
-            None => ShrinkError::DoesNotReproduce {
+        return Err(match (shrinker.stopped, shrinker.replay_error.take()) {
+            (Some(_), _) => ShrinkError::StoppedBeforeReproducing { property },
+            (None, Some(source)) => ShrinkError::ReplayFailed {
+                run_dir: run_dir.to_path_buf(),
+                property,
+                source: Box::new(source),
+            },
+            (None, None) => ShrinkError::DoesNotReproduce {
                 run_dir: run_dir.to_path_buf(),
                 property,
                 step,
@@ -301,6 +319,9 @@ struct Shrinker {
     /// The sequences replayed without violating the property: whether targets had to be
     /// on screen, and the sequence's [`fingerprint`].
     failed: HashSet<(bool, [u8; 32])>,
+    /// Why the last replay failed to run, if it did: a candidate that fails to run counts as
+    /// not violating, but when the original's confirming replay did not run, this is the news.
+    replay_error: Option<Error>,
 }
 
 impl Shrinker {
@@ -408,7 +429,7 @@ impl Shrinker {
     /// makes a candidate cheap. Returns the run directory and how far the script got when
     /// the property was violated; otherwise the directory is removed.
     async fn replay_once(
-        &self,
+        &mut self,
         steps: &[ScriptStep],
         strict_targets: bool,
         full_trace: bool,
@@ -427,10 +448,17 @@ impl Shrinker {
             verdicts_only: !full_trace,
             rerun: format!("uatu replay {}", self.output.display()),
         };
-        // A replay that fails to run (a device that drops) did not violate.
-        let outcome = crate::run::replay(config, replay, interrupted, |_| {})
-            .await
-            .ok()?;
+        // A replay that fails to run (a device that drops) did not violate; why is kept.
+        let outcome = match crate::run::replay(config, replay, interrupted, |_| {}).await {
+            Ok(outcome) => {
+                self.replay_error = None;
+                outcome
+            }
+            Err(error) => {
+                self.replay_error = Some(error);
+                return None;
+            }
+        };
         let run_dir = PathBuf::from(&outcome.summary.run_dir);
         let violated = outcome
             .summary
