@@ -28,28 +28,25 @@ fn json_of(out: &Output) -> Value {
     })
 }
 
-/// A zero-latency Folio run without screenshots; returns its summary and directory.
-fn folio_run(output: &Path, seed: &str, steps: &str, bugs: &str) -> (Value, PathBuf) {
-    let out = uatu(&[
-        "run",
-        "--spec",
-        SPEC,
-        "--json",
-        "--output",
-        &output.display().to_string(),
-        "--seed",
-        seed,
-        "--max-steps",
-        steps,
-        "--sim-bugs",
-        bugs,
-        "--sim-latency",
-        "0",
-        "--no-screenshots",
-    ]);
-    let summary = json_of(&out);
+/// A zero-latency simulator run of `spec` without screenshots, with `flags`; returns its
+/// summary and directory.
+fn spec_run(spec: &str, output: &Path, flags: &[&str]) -> (Value, PathBuf) {
+    let output = output.display().to_string();
+    let mut args = vec!["run", "--spec", spec, "--json", "--output", &output];
+    args.extend(["--sim-latency", "0", "--no-screenshots"]);
+    args.extend(flags);
+    let summary = json_of(&uatu(&args));
     let run_dir = PathBuf::from(summary["run_dir"].as_str().expect("run_dir"));
     (summary, run_dir)
+}
+
+/// A zero-latency Folio run of the example spec without screenshots.
+fn folio_run(output: &Path, seed: &str, steps: &str, bugs: &str) -> (Value, PathBuf) {
+    spec_run(
+        SPEC,
+        output,
+        &["--seed", seed, "--max-steps", steps, "--sim-bugs", bugs],
+    )
 }
 
 /// What must be the same in a replay: everything the step saw and decided (not its
@@ -266,12 +263,7 @@ fn ctrl_c_during_a_shrink_keeps_a_valid_best_so_far() {
     assert!(violated(&summary).contains(property), "{summary}");
     assert!(violated(&summary_of(&shrunk)).contains(property));
     assert!(
-        !shrunk
-            .with_file_name(format!(
-                "{}.work",
-                shrunk.file_name().expect("name").to_string_lossy()
-            ))
-            .exists(),
+        !uatu::shrink::scratch_dir(&shrunk).exists(),
         "the candidates' scratch directory is removed"
     );
 }
@@ -288,21 +280,11 @@ export const actionsRoot = actions(() => PressKey({ key: "back" }), "back");
 "#,
     )
     .expect("spec written");
-    let out = uatu(&[
-        "run",
-        "--spec",
+    let (summary, run_dir) = spec_run(
         &spec.display().to_string(),
-        "--json",
-        "--output",
-        &output.path().join("runs").display().to_string(),
-        "--max-steps",
-        "5",
-        "--sim-latency",
-        "0",
-        "--no-screenshots",
-    ]);
-    let summary = json_of(&out);
-    let run_dir = PathBuf::from(summary["run_dir"].as_str().expect("run_dir"));
+        &output.path().join("runs"),
+        &["--max-steps", "5"],
+    );
     assert_eq!(summary["properties"][0]["first_violation_step"], 0, "{summary}");
 
     let report = shrink(&run_dir, &[]);
@@ -315,11 +297,10 @@ export const actionsRoot = actions(() => PressKey({ key: "back" }), "back");
     assert_eq!(script["steps"], Value::Array(Vec::new()));
     let flow = std::fs::read_to_string(shrunk.join("repro.yaml")).expect("repro.yaml");
     assert_eq!(maestro_commands(&flow), ["launchApp"], "{flow}");
-    let work = shrunk.with_file_name(format!(
-        "{}.work",
-        shrunk.file_name().expect("name").to_string_lossy()
-    ));
-    assert!(!work.exists(), "the candidates' scratch directory is removed");
+    assert!(
+        !uatu::shrink::scratch_dir(&shrunk).exists(),
+        "the candidates' scratch directory is removed"
+    );
 }
 
 #[test]

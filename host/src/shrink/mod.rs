@@ -217,6 +217,16 @@ pub fn default_output(run_dir: &Path) -> PathBuf {
     run_dir.with_file_name(format!("{name}-shrunk"))
 }
 
+/// The candidates' scratch directory of a shrink into `output`: `<output>.work` beside it,
+/// removed when the shrink ends.
+pub fn scratch_dir(output: &Path) -> PathBuf {
+    let name = output
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    output.with_file_name(format!("{name}.work"))
+}
+
 /// Shrinks the violation of `options.property` (default: the first) in `run_dir`,
 /// replaying with `config` (the recorded run's settings, see
 /// [`crate::run::replay::replay_config`]).
@@ -232,13 +242,7 @@ pub async fn shrink(
     let mut script = Script::from_run(run_dir, Some(step))?;
     script.property = Some(property.clone());
     let output = options.output.clone().unwrap_or_else(|| default_output(run_dir));
-    let work = output.with_file_name(format!(
-        "{}.work",
-        output
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    ));
+    let work = scratch_dir(&output);
     let mut shrinker = Shrinker {
         config,
         property: property.clone(),
