@@ -1,7 +1,9 @@
 //! A spec step over the states of a recorded Folio run: what `uatu check` does per
 //! step, plus the built-in strategy's draw that `uatu run` adds, in process, with no
 //! device. Each step: read the record from the trace (compact format: the
-//! hierarchy rebuilt from its store), the spec's step, the LTL update, the draw.
+//! hierarchy rebuilt from its store), the spec's step (extractors, predicates), the
+//! LTL update, the draw (the generators of the branches it draws, as `uatu run`
+//! without a strategy plugin).
 //!
 //! The run is recorded once (`uatu run --spec examples/folio/spec.ts --seed 7
 //! --sim-latency 0 --no-screenshots`, `REPLAY_STEPS` steps, default 2,000), then
@@ -21,7 +23,7 @@ mod bench_common;
 use bench_common::{env_u64, percentile, run_dir, uatu_bin, workspace};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use uatu::run::strategy::draw_on_screen;
+use uatu::run::strategy::draw_on_demand;
 use uatu::run::verify::{Verifier, predicate_values};
 use uatu::spec::{SpecInstance, SpecLimits, SpecModule};
 use uatu::trace::{TraceReader, read_meta};
@@ -33,15 +35,17 @@ const PARTS: [&str; 10] = [
     "state in (runtime)",
     "extractors",
     "predicates",
-    "generators",
+    "generators (offered)",
     "results out (runtime)",
     "results in (host)",
     "LTL",
-    "draw",
+    "draw (without them)",
 ];
 
 /// One spec over every evaluated step of `run`: each step's time and its parts.
 struct Replay {
+    /// Branches of the action tree the draws asked the spec for, over all steps.
+    offers: usize,
     totals: Vec<Duration>,
     parts: Vec<[Duration; PARTS.len()]>,
 }
@@ -50,11 +54,13 @@ fn replay(spec: &Path, run: &Path) -> anyhow::Result<Replay> {
     let seed = read_meta(run)?.seed;
     let module = SpecModule::load(spec)?;
     let mut instance = SpecInstance::new(&module, SpecLimits::default())?;
+    instance.set_generators(false);
     let description = instance.load(&module, seed)?;
     let mut verifier = Verifier::for_spec(spec, &description.properties)?;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut reader = TraceReader::open(run)?.states();
     let mut replay = Replay {
+        offers: 0,
         totals: Vec::new(),
         parts: Vec::new(),
     };
@@ -67,6 +73,7 @@ fn replay(spec: &Path, run: &Path) -> anyhow::Result<Replay> {
             continue;
         }
         let step = instance.step(&record.state)?;
+        let step_timings = instance.timings();
         let stepped = Instant::now();
         verifier.step(
             record.step,
@@ -75,21 +82,36 @@ fn replay(spec: &Path, run: &Path) -> anyhow::Result<Replay> {
             record.state.last_action.as_ref(),
         );
         let checked = Instant::now();
-        std::hint::black_box(draw_on_screen(step.candidates, &record.state.hierarchy, &mut rng));
+        let tree = instance.action_tree();
+        // The generators run inside the draw: each branch it draws is offered by the spec.
+        let mut offering = Duration::ZERO;
+        let mut offer = |place| {
+            let asked = Instant::now();
+            let offered = instance.offer(place)?;
+            offering += asked.elapsed();
+            replay.offers += 1;
+            Ok::<_, uatu::spec::SpecError>(offered.candidates)
+        };
+        std::hint::black_box(draw_on_demand(
+            &tree,
+            &record.state.hierarchy,
+            &mut rng,
+            &mut offer,
+        )?);
         let drawn = Instant::now();
 
-        let timings = instance.timings();
+        let timings = step_timings;
         let parts = [
             parsed - started,
             timings.send,
             timings.state,
             timings.extractors,
             timings.predicates,
-            timings.generators,
+            timings.generators + offering,
             timings.result,
             timings.receive,
             checked - stepped,
-            drawn - checked,
+            (drawn - checked).saturating_sub(offering),
         ];
         replay.parts.push(parts);
         replay.totals.push(drawn - started);
@@ -170,6 +192,12 @@ fn main() -> anyhow::Result<()> {
         for (i, part) in PARTS.iter().enumerate() {
             let sum: Duration = best.parts.iter().map(|parts| parts[i]).sum();
             println!("  {part:<22} {}", millis(sum / steps));
+            if i == 5 {
+                println!(
+                    "    ({:.2} branches offered per step)",
+                    best.offers as f64 / f64::from(steps)
+                );
+            }
         }
     }
     Ok(())

@@ -88,15 +88,19 @@ pub struct Candidate {
 impl Candidate {
     /// The path as one readable string, e.g. `0:login/2:fillEmail`.
     pub fn path_label(&self) -> String {
-        self.path
-            .iter()
-            .map(|step| match &step.label {
-                Some(label) => format!("{}:{label}", step.index),
-                None => step.index.to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join("/")
+        path_label(&self.path)
     }
+}
+
+/// A path through the generator tree as one readable string, e.g. `0:login/2:fillEmail`.
+pub fn path_label(path: &[PathStep]) -> String {
+    path.iter()
+        .map(|step| match &step.label {
+            Some(label) => format!("{}:{label}", step.index),
+            None => step.index.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// What the host dispatched: the spec's action with its targets resolved.
@@ -144,5 +148,59 @@ impl ResolvedAction {
         } else {
             format!("{what} ({})", self.generator)
         }
+    }
+}
+
+/// The spec's action tree as places numbered at load (depth first, the root is 0):
+/// each place's path from the root and its children. The host draws a branch of
+/// it and asks the spec for that branch's candidates only.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ActionTree {
+    places: Vec<TreePlace>,
+}
+
+/// One place of an [`ActionTree`]: a `weighted` node (with children) or a leaf.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TreePlace {
+    /// The path from the root (empty for the root).
+    pub path: Vec<PathStep>,
+    /// The places of its children, in the spec's order.
+    pub children: Vec<usize>,
+}
+
+impl ActionTree {
+    /// The tree whose places, numbered depth first, have these paths. A path that
+    /// extends no earlier path is a child of the root.
+    pub fn from_paths(paths: Vec<Vec<PathStep>>) -> ActionTree {
+        let mut places: Vec<TreePlace> = Vec::with_capacity(paths.len());
+        for (id, path) in paths.into_iter().enumerate() {
+            // Depth first: the parent is the last place before this one one step shallower.
+            let parent = places
+                .iter()
+                .rposition(|place| place.path.len() + 1 == path.len() && path.starts_with(&place.path));
+            if let Some(parent) = parent {
+                places[parent].children.push(id);
+            }
+            places.push(TreePlace {
+                path,
+                children: Vec::new(),
+            });
+        }
+        ActionTree { places }
+    }
+
+    /// The place numbered `id`.
+    pub fn place(&self, id: usize) -> Option<&TreePlace> {
+        self.places.get(id)
+    }
+
+    /// How many places the tree has (0: the spec has no tree yet).
+    pub fn len(&self) -> usize {
+        self.places.len()
+    }
+
+    /// Whether the tree has no place.
+    pub fn is_empty(&self) -> bool {
+        self.places.is_empty()
     }
 }

@@ -1,7 +1,7 @@
 //! The QuickJS provider of uatu's spec runtime, built for `wasm32-wasip1`.
 //!
 //! The host instantiates this module once per spec instance and talks to it
-//! through three entry points, with data passed through the provider's own
+//! through four entry points, with data passed through the provider's own
 //! memory (`uatu_input` returns a buffer the host writes into):
 //!
 //! - `uatu_compile(len)`: the input is a JavaScript bundle; the output its QuickJS bytecode.
@@ -10,6 +10,8 @@
 //!   `load(namespace, seed)`, returning the spec's description as JSON.
 //! - `uatu_step(len)`: the input is the step's state as JSON; calls the runtime's
 //!   `step` in the already-evaluated module and returns its results as JSON.
+//! - `uatu_generate(place)`: the candidates of the action tree under `place`, over
+//!   the last step's state, as JSON (the host draws a branch, then asks for it).
 //!
 //! Each returns a pointer to three `u32`s: status (0 ok, 1 JavaScript error as
 //! JSON `{message, stack}`, 2 provider error as text), output pointer, output length.
@@ -255,6 +257,18 @@ pub extern "C" fn uatu_step(len: usize) -> *const u32 {
         let runtime: Object = ctx.globals().get("__uatu")?;
         let step: Function = runtime.get("step")?;
         let result: String = step.call((state,))?;
+        Ok(result.into_bytes())
+    })
+}
+
+/// The candidates of the action tree under place `place` (as numbered at load),
+/// over the state of the last step: the host asks for the branches it draws.
+#[unsafe(export_name = "uatu_generate")]
+pub extern "C" fn uatu_generate(place: u32) -> *const u32 {
+    run_js(move |ctx| {
+        let runtime: Object = ctx.globals().get("__uatu")?;
+        let generate: Function = runtime.get("generate")?;
+        let result: String = generate.call((place,))?;
         Ok(result.into_bytes())
     })
 }

@@ -482,7 +482,7 @@ fn run_with_shrink_shrinks_each_violated_property_and_reports_the_lengths() {
         "--output",
         &output.path().display().to_string(),
         "--seed",
-        "2",
+        "1",
         "--max-steps",
         "200",
         "--sim-bugs",

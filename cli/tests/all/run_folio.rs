@@ -196,6 +196,65 @@ fn the_same_seeds_give_the_same_run() {
     assert_ne!(actions, actions_of(&other_dir));
 }
 
+/// The built-in draw runs only the generators it draws: one that throws is
+/// reported when drawn (an event of the step, counted as a spec error), and the
+/// draw goes on among its siblings, past one that offers nothing.
+#[test]
+fn a_generator_drawn_on_demand_that_throws_is_reported_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let spec = dir.path().join("drawn.ts");
+    std::fs::write(
+        &spec,
+        r#"import { actions, always, PressKey, weighted } from "@uatu/spec";
+export const properties = { fine: always(() => true) };
+export const actionsRoot = weighted(
+  [1, actions(() => { throw new TypeError("generator exploded"); }), "bad"],
+  [1, actions(() => PressKey({ key: "back" })), "back"],
+  [1, actions((s) => s.step >= 0 ? [] : (() => { throw new Error("never drawn"); })()), "silent"],
+);
+"#,
+    )
+    .expect("writes the spec");
+    let flags = [
+        "--seed",
+        "3",
+        "--max-steps",
+        "40",
+        "--sim-latency",
+        "0",
+        "--no-screenshots",
+    ];
+    let (code, summary, run_dir) = run_spec(&spec.display().to_string(), dir.path(), &flags);
+    assert_eq!(code, 0, "{summary}");
+    let records = read_steps(&run_dir).expect("trace reads");
+    let thrown: Vec<&uatu::trace::Event> = records
+        .iter()
+        .flat_map(|record| &record.events)
+        .filter(|event| matches!(event, uatu::trace::Event::GeneratorError { .. }))
+        .collect();
+    assert!(
+        !thrown.is_empty() && thrown.len() < 40,
+        "{} generator errors",
+        thrown.len()
+    );
+    assert!(
+        thrown.iter().all(
+            |event| matches!(event, uatu::trace::Event::GeneratorError { path, message, .. }
+            if path == "0:bad" && message == "TypeError: generator exploded")
+        ),
+        "{thrown:?}"
+    );
+    assert_eq!(summary["counts"]["spec_errors"], thrown.len() as u64, "{summary}");
+    let evaluated: Vec<_> = records.iter().filter(|record| record.evaluated).collect();
+    assert!(
+        evaluated.iter().all(|record| record
+            .action
+            .as_ref()
+            .is_some_and(|action| action.generator == "1:back")),
+        "every step acts, with the one generator that offers an action"
+    );
+}
+
 #[test]
 fn check_over_a_finished_run_reproduces_its_verdicts() {
     let output = tempfile::tempdir().expect("temp dir");

@@ -255,6 +255,92 @@ fn same_seed_same_samples_and_candidates() {
     assert!(a.windows(2).any(|w| w[0].0 != w[1].0));
 }
 
+/// With the generators off, a step offers nothing, and each branch is offered on
+/// demand: every leaf offered in the tree's order gives exactly what one step with
+/// every generator gave (the same actions, the same `from(...)` samples), and the
+/// root offers the whole tree.
+#[test]
+fn branches_offered_on_demand_are_what_the_whole_tree_offers() {
+    let (_m, mut eager) = start(&fixture("basic.ts"), 42, SpecLimits::default()).unwrap();
+    let (_m2, mut lazy) = start(&fixture("basic.ts"), 42, SpecLimits::default()).unwrap();
+    let (_m3, mut root) = start(&fixture("basic.ts"), 42, SpecLimits::default()).unwrap();
+    lazy.set_generators(false);
+    root.set_generators(false);
+    let error = lazy.offer(0).unwrap_err();
+    assert!(error.to_string().contains("before any step"), "{error}");
+    for step in 0..3 {
+        let all = eager.step(&state(step, 3)).unwrap();
+        let stepped = lazy.step(&state(step, 3)).unwrap();
+        assert!(stepped.candidates.is_empty() && stepped.generator_errors.is_empty());
+        assert_eq!(stepped.extractors, all.extractors, "the same extractors");
+        assert_eq!(stepped.predicates, all.predicates, "the same predicates");
+        let tree = lazy.action_tree();
+        let mut offered = Vec::new();
+        for place in 0..tree.len() {
+            if tree.place(place).unwrap().children.is_empty() {
+                offered.extend(lazy.offer(place).unwrap().candidates);
+            }
+        }
+        assert_eq!(offered, all.candidates, "step {step}");
+        root.step(&state(step, 3)).unwrap();
+        assert_eq!(
+            root.offer(0).unwrap().candidates,
+            all.candidates,
+            "step {step}: the root"
+        );
+    }
+    let places = lazy.action_tree().len();
+    let error = lazy.offer(places).unwrap_err();
+    assert!(matches!(error, SpecError::Protocol { .. }), "{error}");
+    assert!(
+        error.to_string().contains(&format!("no place {places}")),
+        "{error}"
+    );
+}
+
+/// A generator run on demand reports its error with the source, and one that
+/// never returns is stopped by the deadline, named by its place in the tree.
+#[test]
+fn a_generator_offered_on_demand_reports_errors_and_overruns() {
+    let (_dir, path) = spec_file(
+        "offers.ts",
+        r#"import { always, actions, weighted, waitOnce } from "@uatu/spec";
+export const properties = { p: always(() => true) };
+export const actionsRoot = weighted(
+  [1, actions(() => { throw new TypeError("generator exploded"); }), "bad"],
+  [1, actions((s) => { if (s.step === 1) { for (;;) {} } return []; }), "endless"],
+  [1, waitOnce],
+);
+"#,
+    );
+    let limits = SpecLimits {
+        deadline: Duration::from_millis(300),
+        ..SpecLimits::default()
+    };
+    let (_m, mut spec) = start(&path, 1, limits).unwrap();
+    spec.set_generators(false);
+    spec.step(&state(0, 0)).unwrap();
+    let bad = spec.offer(1).unwrap();
+    assert!(bad.candidates.is_empty());
+    assert_eq!(bad.generator_errors.len(), 1, "{:?}", bad.generator_errors);
+    assert_eq!(bad.generator_errors[0].message, "TypeError: generator exploded");
+    assert_eq!(bad.generator_errors[0].path[0].label.as_deref(), Some("bad"));
+    assert!(
+        bad.generator_errors[0]
+            .location
+            .as_deref()
+            .unwrap_or("")
+            .contains("offers.ts:4:"),
+        "{:?}",
+        bad.generator_errors
+    );
+    assert_eq!(spec.offer(3).unwrap().candidates.len(), 1, "waitOnce");
+    spec.step(&state(1, 0)).unwrap();
+    let error = spec.offer(2).unwrap_err();
+    assert!(matches!(error, SpecError::Deadline { .. }), "{error}");
+    assert!(error.to_string().contains("in generator 1:endless"), "{error}");
+}
+
 #[test]
 fn imported_modules_are_bundled_and_their_stacks_mapped() {
     let (dir, path) = spec_file(

@@ -8,6 +8,12 @@
 //! each generator leaf offered (as hashes) and the action the seeded draw chose.
 //! Both were written by [`record_the_corpus`]; regenerating the golden with changed
 //! code would only compare that code with itself.
+//!
+//! Two ways of choosing are checked against it: every generator at every step (what
+//! a strategy plugin is given), which must give the golden exactly; and the
+//! built-in draw that runs only the branches it draws, which draws other random
+//! numbers (docs/running.md) and so must give the same verdicts, the same
+//! candidates from every branch it ran, and a choice among the golden's branches.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -17,8 +23,9 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use uatu::action::path_label;
 use uatu::action::{Action, Candidate};
-use uatu::run::strategy::draw_on_screen;
+use uatu::run::strategy::{draw_on_demand, draw_on_screen};
 use uatu::run::verify::{Verifier, predicate_values};
 use uatu::spec::{SpecInstance, SpecLimits, SpecModule};
 use uatu::trace::{TraceReader, read_meta};
@@ -60,6 +67,9 @@ struct Replayed {
     /// Property → (verdict, first violating step).
     verdicts: BTreeMap<String, (String, Option<u64>)>,
     steps: Vec<ReplayedStep>,
+    /// How many leaves the spec's action tree has (not in the golden).
+    #[serde(skip)]
+    leaves_in_tree: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -102,12 +112,22 @@ fn offered(candidates: &[&Candidate]) -> Offered {
     }
 }
 
+/// How a replay chooses its actions.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Choosing {
+    /// Every generator runs at every step; the draw is over all candidates.
+    AllCandidates,
+    /// The draw asks for the branches it draws only (`uatu run` without a strategy plugin).
+    OnDemand,
+}
+
 /// Replays `run` with `spec` (relative to the workspace) as `uatu run` evaluates a step.
-fn replay(spec: &str, run: &Path) -> Replayed {
+fn replay(spec: &str, run: &Path, choosing: Choosing) -> Replayed {
     let spec = workspace().join(spec);
     let seed = read_meta(run).expect("meta.json").seed;
     let module = SpecModule::load(&spec).expect("spec builds");
     let mut instance = SpecInstance::new(&module, SpecLimits::default()).expect("instance");
+    instance.set_generators(choosing == Choosing::AllCandidates);
     let description = instance.load(&module, seed).expect("spec loads");
     let mut verifier = Verifier::for_spec(&spec, &description.properties).expect("properties");
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -124,16 +144,34 @@ fn replay(spec: &str, run: &Path) -> Replayed {
             &predicate_values(&step),
             record.state.last_action.as_ref(),
         );
-        let mut by_leaf: BTreeMap<String, Vec<&Candidate>> = BTreeMap::new();
-        for candidate in &step.candidates {
-            by_leaf.entry(candidate.path_label()).or_default().push(candidate);
-        }
-        let leaves = by_leaf
-            .iter()
-            .map(|(leaf, candidates)| (leaf.clone(), offered(candidates)))
-            .collect();
-        let chosen = draw_on_screen(step.candidates.clone(), &record.state.hierarchy, &mut rng)
-            .map(|action| serde_json::to_string(&action).expect("action serialises"));
+        let (leaves, chosen) = match choosing {
+            Choosing::AllCandidates => {
+                let mut by_leaf: BTreeMap<String, Vec<&Candidate>> = BTreeMap::new();
+                for candidate in &step.candidates {
+                    by_leaf.entry(candidate.path_label()).or_default().push(candidate);
+                }
+                let leaves = by_leaf
+                    .iter()
+                    .map(|(leaf, candidates)| (leaf.clone(), offered(candidates)))
+                    .collect();
+                let chosen = draw_on_screen(step.candidates.clone(), &record.state.hierarchy, &mut rng);
+                (leaves, chosen)
+            }
+            Choosing::OnDemand => {
+                // Every branch the draw ran, the empty ones included.
+                let tree = instance.action_tree();
+                let mut leaves = BTreeMap::new();
+                let chosen = draw_on_demand(&tree, &record.state.hierarchy, &mut rng, |place| {
+                    let offer = instance.offer(place)?;
+                    let leaf = path_label(&tree.place(place).expect("a place of the tree").path);
+                    leaves.insert(leaf, offered(&offer.candidates.iter().collect::<Vec<_>>()));
+                    Ok::<_, uatu::spec::SpecError>(offer.candidates)
+                })
+                .expect("offers");
+                (leaves, chosen)
+            }
+        };
+        let chosen = chosen.map(|action| serde_json::to_string(&action).expect("action serialises"));
         steps.push(ReplayedStep {
             step: record.step,
             leaves,
@@ -145,7 +183,15 @@ fn replay(spec: &str, run: &Path) -> Replayed {
         .into_iter()
         .map(|summary| (summary.name, (summary.verdict, summary.first_violation_step)))
         .collect();
-    Replayed { verdicts, steps }
+    let tree = instance.action_tree();
+    let leaves_in_tree = (0..tree.len())
+        .filter(|&place| tree.place(place).is_some_and(|node| node.children.is_empty()))
+        .count();
+    Replayed {
+        verdicts,
+        steps,
+        leaves_in_tree,
+    }
 }
 
 fn read_golden() -> BTreeMap<String, Replayed> {
@@ -160,13 +206,69 @@ fn replaying_the_corpus_gives_the_golden_verdicts_candidates_and_choices() {
     assert_eq!(golden.len(), CORPUS.len(), "one golden entry per corpus run");
     for &(name, spec, _, _) in CORPUS {
         let expected = &golden[name];
-        let actual = replay(spec, &corpus_dir().join(name));
+        let actual = replay(spec, &corpus_dir().join(name), Choosing::AllCandidates);
         assert_eq!(actual.verdicts, expected.verdicts, "{name}: verdicts");
         assert_eq!(actual.steps.len(), expected.steps.len(), "{name}: steps");
         for (actual, expected) in actual.steps.iter().zip(&expected.steps) {
             assert_eq!(actual, expected, "{name}: step {}", expected.step);
         }
     }
+}
+
+/// The draw that runs only the branches it draws: the same verdicts; each branch
+/// it ran offered what it offered when every generator ran (the texts drawn by
+/// `from(...)` aside: fewer generators draw fewer random numbers), or nothing where
+/// the golden has no candidate from it; the chosen action comes from a branch that
+/// offered candidates; and the same seed chooses the same actions.
+#[test]
+fn drawing_on_demand_gives_the_golden_verdicts_and_the_same_candidates_from_the_branches_it_runs() {
+    let golden = read_golden();
+    let (mut branches_run, mut leaves_per_step) = (0, 0);
+    for &(name, spec, _, _) in CORPUS {
+        let expected = &golden[name];
+        let actual = replay(spec, &corpus_dir().join(name), Choosing::OnDemand);
+        assert_eq!(actual.verdicts, expected.verdicts, "{name}: verdicts");
+        assert_eq!(actual.steps.len(), expected.steps.len(), "{name}: steps");
+        for (actual, expected) in actual.steps.iter().zip(&expected.steps) {
+            let at = format!("{name}: step {}", expected.step);
+            for (leaf, offered) in &actual.leaves {
+                branches_run += 1;
+                match expected.leaves.get(leaf) {
+                    Some(golden) => assert_eq!(offered.shape, golden.shape, "{at}: branch {leaf}"),
+                    None => {
+                        let none = self::offered(&[]);
+                        assert_eq!(
+                            offered, &none,
+                            "{at}: branch {leaf} offered what the golden has not"
+                        );
+                    }
+                }
+            }
+            assert_eq!(
+                actual.chosen.is_some(),
+                expected.chosen.is_some(),
+                "{at}: whether an action was chosen"
+            );
+            if let Some(chosen) = &actual.chosen {
+                let action: serde_json::Value = serde_json::from_str(chosen).expect("chosen action JSON");
+                let generator = action["generator"]
+                    .as_str()
+                    .expect("the chosen action's generator");
+                assert!(
+                    expected.leaves.contains_key(generator),
+                    "{at}: {generator} offered nothing in the golden"
+                );
+            }
+        }
+        leaves_per_step += actual.leaves_in_tree * actual.steps.len();
+        let again = replay(spec, &corpus_dir().join(name), Choosing::OnDemand);
+        assert_eq!(again, actual, "{name}: the same seed chose differently");
+    }
+    // The draw ran far fewer branches than every generator at every step.
+    assert!(
+        branches_run > 0 && branches_run * 2 < leaves_per_step,
+        "{branches_run} branches run of {leaves_per_step}"
+    );
 }
 
 /// The corpus is not trivial: runs violate properties and leave others passing,
@@ -242,7 +344,10 @@ fn record_the_corpus() {
                 std::fs::copy(run.join(file), destination.join(file)).expect("copies the run");
             }
         }
-        golden.insert(name.to_string(), replay(spec, &destination));
+        golden.insert(
+            name.to_string(),
+            replay(spec, &destination, Choosing::AllCandidates),
+        );
     }
     // One run per line: small, and a change shows which run it is in.
     let lines: Vec<String> = golden

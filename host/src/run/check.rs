@@ -33,6 +33,8 @@ pub fn check(spec: &Path, run_dir: &Path, strict: bool) -> Result<(CheckReport, 
     let meta = read_meta(run_dir).map_err(not_a_run)?;
     let module = SpecModule::load(spec)?;
     let mut instance = SpecInstance::new(&module, SpecLimits::default())?;
+    // A check chooses no action: the generators need not run.
+    instance.set_generators(false);
     let description = instance.load(&module, meta.seed)?;
     let mut verifier = Verifier::for_spec(spec, &description.properties)?;
 

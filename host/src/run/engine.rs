@@ -24,11 +24,11 @@ use crate::action::{Action, Candidate, ResolvedAction};
 use crate::devices::{self, Connected};
 use crate::plugin::{LoadOptions, PluginEvent, PluginSet};
 use crate::run::replay::{Replay, ReplayReport, resolve_scripted, screen_signature};
-use crate::run::strategy::draw_on_screen;
+use crate::run::strategy::{draw_on_demand, draw_on_screen};
 use crate::run::target::resolve_action;
 use crate::run::verify::{Verifier, count_verdicts, predicate_values};
 use crate::settings::{HierarchyMode, RunConfig};
-use crate::spec::{SpecInstance, SpecLimits, SpecModule, SpecStep};
+use crate::spec::{GeneratorError, SpecError, SpecInstance, SpecLimits, SpecModule, SpecStep};
 use crate::state::State;
 use crate::trace::{
     Counts, DeviceMeta, Event, HierarchySource, Meta, RunDir, SpecMeta, StepMetrics, StepRecord, Summary,
@@ -158,7 +158,6 @@ async fn run(
         memory: (config.spec_memory_mib as usize) << 20,
     };
     let mut spec = SpecInstance::new(&module, limits)?;
-    spec.set_generators(!replay.as_ref().is_some_and(|replay| replay.verdicts_only));
     let description = spec.load(&module, seed)?;
     let mut verifier = Verifier::for_spec(&config.spec, &description.properties)?;
 
@@ -755,7 +754,7 @@ impl Session<'_> {
         let decided = blocking(|| {
             let spec_step = self.evaluate(&mut state, screenshot.as_ref(), &mut events, &mut metrics)?;
             let plugins_started = Instant::now();
-            let action = self.choose(&spec_step.candidates, &state, &mut events)?;
+            let (action, candidates) = self.choose(spec_step.candidates, &state, &mut events)?;
             metrics.plugins_us += plugins_started.elapsed().as_micros() as u64;
             let record = StepRecord {
                 step: index,
@@ -766,7 +765,7 @@ impl Session<'_> {
                 screenshot: screenshot_path,
                 extractors: spec_step.extractors,
                 properties: spec_step.properties,
-                candidates: spec_step.candidates.len(),
+                candidates,
                 action: action.clone(),
                 events,
                 metrics,
@@ -797,6 +796,8 @@ impl Session<'_> {
         metrics.plugins_us = plugins_started.elapsed().as_micros() as u64;
 
         let spec_started = Instant::now();
+        // Every generator runs only when the choice needs every candidate.
+        self.spec.set_generators(self.needs_every_candidate());
         let spec_step = self
             .spec
             .step(state)
@@ -822,19 +823,7 @@ impl Session<'_> {
     /// The spec's own errors (a generator, an extractor or a predicate that threw)
     /// are events of the step, not the end of the run.
     fn record_spec_errors(&mut self, spec_step: &SpecStep, events: &mut Vec<Event>) {
-        for error in &spec_step.generator_errors {
-            self.counts.spec_errors += 1;
-            let path = Candidate {
-                path: error.path.clone(),
-                action: Action::Wait { duration_millis: 0 },
-            }
-            .path_label();
-            events.push(Event::GeneratorError {
-                path,
-                message: error.message.clone(),
-                stack: error.stack.clone(),
-            });
-        }
+        self.record_generator_errors(&spec_step.generator_errors, events);
         for error in &spec_step.extractor_errors {
             self.counts.spec_errors += 1;
             events.push(Event::ExtractorError {
@@ -856,19 +845,48 @@ impl Session<'_> {
         }
     }
 
+    fn record_generator_errors(&mut self, errors: &[GeneratorError], events: &mut Vec<Event>) {
+        for error in errors {
+            self.counts.spec_errors += 1;
+            events.push(Event::GeneratorError {
+                path: crate::action::path_label(&error.path),
+                message: error.message.clone(),
+                stack: error.stack.clone(),
+            });
+        }
+    }
+
+    /// Whether this step's choice needs every candidate: a strategy plugin is given
+    /// them all. The built-in draw asks the spec for the branches it draws only.
+    fn needs_every_candidate(&self) -> bool {
+        self.plugins.has_strategy()
+    }
+
     /// Choose: the strategy plugin's choice, else a weighted draw; a candidate
     /// whose target is not on screen is dropped and the draw repeated among the rest.
+    /// Returns the action and how many candidates the spec offered for the choice
+    /// (without a strategy plugin, those of the branches the draw visited).
     fn choose(
         &mut self,
-        candidates: &[Candidate],
+        candidates: Vec<Candidate>,
         state: &State,
         events: &mut Vec<Event>,
-    ) -> Result<Option<ResolvedAction>, StepFailure> {
-        if self.script.is_some() {
-            return Ok(self.scripted(state, events));
+    ) -> Result<(Option<ResolvedAction>, usize), StepFailure> {
+        if let Some(cursor) = &self.script {
+            // A replay that records its steps draws as the run did (the same seed, the
+            // same branches run, the same generator errors and randomness in the spec)
+            // and dispatches the recorded action instead.
+            let offered = if cursor.replay.verdicts_only || self.plugins.has_strategy() {
+                candidates.len()
+            } else {
+                self.draw_on_demand(state, events)?.1
+            };
+            return Ok((self.scripted(state, events), offered));
         }
-        let mut remaining: Vec<Candidate> = candidates.to_vec();
-        let plugin_choice = self.plugins.strategy_choose(state, candidates);
+        let plugin_choice = self
+            .plugins
+            .has_strategy()
+            .then(|| self.plugins.strategy_choose(state, &candidates));
         for event in self.plugins.take_events() {
             events.push(match event {
                 PluginEvent::Note { plugin, message, .. } => Event::Plugin { plugin, message },
@@ -878,19 +896,49 @@ impl Session<'_> {
                 },
             });
         }
+        let Some(plugin_choice) = plugin_choice else {
+            let (drawn, offered) = self.draw_on_demand(state, events)?;
+            if drawn.is_none() {
+                events.push(Event::NoAction);
+            }
+            return Ok((drawn, offered));
+        };
+        let offered = candidates.len();
+        let mut remaining = candidates;
         // A strategy's choice whose target is not on screen falls back to the built-in draw.
         if let Some(index) = plugin_choice.map_err(StepFailure::plugin)? {
             let candidate = remaining.swap_remove(index);
             if let Ok(resolved) = resolve_action(&candidate.action, candidate.path_label(), &state.hierarchy)
             {
-                return Ok(Some(resolved));
+                return Ok((Some(resolved), offered));
             }
         }
         let drawn = draw_on_screen(remaining, &state.hierarchy, &mut self.rng);
         if drawn.is_none() {
             events.push(Event::NoAction);
         }
-        Ok(drawn)
+        Ok((drawn, offered))
+    }
+
+    /// The built-in draw, running only the generators of the branches it draws.
+    fn draw_on_demand(
+        &mut self,
+        state: &State,
+        events: &mut Vec<Event>,
+    ) -> Result<(Option<ResolvedAction>, usize), StepFailure> {
+        let tree = self.spec.action_tree();
+        let mut offered = 0;
+        let mut errors = Vec::new();
+        let spec = &mut *self.spec;
+        let drawn = draw_on_demand(&tree, &state.hierarchy, &mut self.rng, |place| {
+            let offer = spec.offer(place)?;
+            offered += offer.candidates.len();
+            errors.extend(offer.generator_errors);
+            Ok::<_, SpecError>(offer.candidates)
+        })
+        .map_err(|error| StepFailure::Spec(error.into()))?;
+        self.record_generator_errors(&errors, events);
+        Ok((drawn, offered))
     }
 
     /// A replay's choice: the script's next action, resolved on this screen. The
@@ -997,7 +1045,7 @@ impl Session<'_> {
 
 /// What [`Session::evaluate`] hands on to choosing and recording.
 struct Evaluated {
-    extractors: serde_json::Map<String, serde_json::Value>,
+    extractors: Arc<serde_json::Map<String, serde_json::Value>>,
     candidates: Vec<Candidate>,
     properties: BTreeMap<String, crate::trace::PropertyStep>,
 }

@@ -2,6 +2,7 @@
 //! environment or clock; a deadline per call and a memory cap.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -12,7 +13,7 @@ use super::module::SpecModule;
 use super::provider;
 use super::query::{self, QueryKind};
 use super::sourcemap::SourceMap;
-use crate::action::{Action, Candidate, PathStep};
+use crate::action::{Action, ActionTree, Candidate, PathStep};
 use crate::state::State;
 use crate::wasm::{self, FixedClock, MemoryCap};
 use uatu_device::model::Node;
@@ -297,8 +298,9 @@ pub struct ExtractorError {
 pub struct SpecStep {
     /// By predicate id.
     pub predicates: Vec<PredicateValue>,
-    /// Extractor name → its current value.
-    pub extractors: serde_json::Map<String, serde_json::Value>,
+    /// Extractor name → its current value: shared with the instance, which keeps
+    /// them for the next step (copied only if a step's values are still held then).
+    pub extractors: Arc<serde_json::Map<String, serde_json::Value>>,
     /// The extractors that threw.
     pub extractor_errors: Vec<ExtractorError>,
     /// Every action the spec's generators offered, with its place in the action tree.
@@ -316,6 +318,7 @@ pub struct SpecInstance {
     compile: TypedFunc<u32, u32>,
     load: TypedFunc<(u32, u32, u32), u32>,
     step: TypedFunc<u32, u32>,
+    generate: TypedFunc<u32, u32>,
     doing: Option<TypedFunc<(), i32>>,
     limits: SpecLimits,
     source_map: SourceMap,
@@ -324,14 +327,16 @@ pub struct SpecInstance {
     /// The snapshots as the runtime last received them.
     sent_snapshots: serde_json::Map<String, serde_json::Value>,
     /// Every extractor's value as of the last step (the runtime sends only changes).
-    extracted: serde_json::Map<String, serde_json::Value>,
-    /// Each place of the spec's action tree (the runtime names candidates by place): its path.
-    places: Vec<Vec<PathStep>>,
+    extracted: Arc<serde_json::Map<String, serde_json::Value>>,
+    /// The spec's action tree (the runtime names candidates by place).
+    tree: Arc<ActionTree>,
     description: Option<SpecDescription>,
     broken: bool,
     timings: StepTimings,
     /// Whether a step runs the generators ([`SpecInstance::set_generators`]).
-    generate: bool,
+    generators: bool,
+    /// The step index of the last step that ran, for [`SpecInstance::offer`].
+    last_step: Option<u64>,
 }
 
 const STATUS_OK: u32 = 0;
@@ -378,6 +383,25 @@ struct RawStep {
     candidates: Vec<(usize, serde_json::Value)>,
     #[serde(default)]
     generator_errors: Vec<RawGeneratorError>,
+}
+
+/// What `generate` returns: the candidates of one branch of the action tree.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawOffer {
+    candidates: Vec<(usize, serde_json::Value)>,
+    #[serde(default)]
+    generator_errors: Vec<RawGeneratorError>,
+}
+
+/// The candidates of one branch of the action tree, asked for after a step
+/// ([`SpecInstance::offer`]), and the generators in it that threw.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Offer {
+    /// The actions the branch's generators offered, with their places.
+    pub candidates: Vec<Candidate>,
+    /// The generators of the branch that threw.
+    pub generator_errors: Vec<GeneratorError>,
 }
 
 #[derive(Deserialize)]
@@ -504,6 +528,9 @@ impl SpecInstance {
         let step = instance
             .get_typed_func(&mut store, "uatu_step")
             .map_err(|_| func("uatu_step"))?;
+        let generate = instance
+            .get_typed_func(&mut store, "uatu_generate")
+            .map_err(|_| func("uatu_generate"))?;
         let doing = instance.get_typed_func(&mut store, "uatu_doing").ok();
         Ok(SpecInstance {
             spec: spec.to_string(),
@@ -513,17 +540,19 @@ impl SpecInstance {
             compile,
             load,
             step,
+            generate,
             doing,
             limits,
             source_map,
             buffer: Vec::new(),
             sent_snapshots: serde_json::Map::new(),
-            extracted: serde_json::Map::new(),
-            places: Vec::new(),
+            extracted: Arc::default(),
+            tree: Arc::default(),
             description: None,
             broken: false,
             timings: StepTimings::default(),
-            generate: true,
+            generators: true,
+            last_step: None,
         })
     }
 
@@ -582,21 +611,65 @@ impl SpecInstance {
                 })
                 .collect(),
         };
-        self.extracted = description
-            .extractors
-            .iter()
-            .map(|(name, _)| (name.clone(), serde_json::Value::Null))
-            .collect();
-        self.places = raw.places;
+        self.extracted = Arc::new(
+            description
+                .extractors
+                .iter()
+                .map(|(name, _)| (name.clone(), serde_json::Value::Null))
+                .collect(),
+        );
+        self.tree = Arc::new(ActionTree::from_paths(raw.places));
         self.sent_snapshots.clear();
         Ok(self.description.insert(description))
     }
 
-    /// Whether steps run the generators (the default). A replay, which dispatches
-    /// recorded actions, needs only the extractors and predicates: without the
-    /// generators a step offers no candidates and costs less.
+    /// Whether steps run every generator (the default). Without them a step offers
+    /// no candidates and costs less: a replay, which dispatches recorded actions,
+    /// needs only the extractors and predicates, and the built-in strategy asks for
+    /// the branches it draws ([`SpecInstance::offer`]).
     pub fn set_generators(&mut self, on: bool) {
-        self.generate = on;
+        self.generators = on;
+    }
+
+    /// The spec's action tree, as numbered at load (empty before it).
+    pub fn action_tree(&self) -> Arc<ActionTree> {
+        Arc::clone(&self.tree)
+    }
+
+    /// The candidates of the branch of the action tree at `place`, over the state of
+    /// the last [`SpecInstance::step`]: its generators run now, with the same
+    /// randomness they would have drawn from inside the step.
+    pub fn offer(&mut self, place: usize) -> Result<Offer, SpecError> {
+        let Some(step) = self.last_step else {
+            return Err(self.protocol(Phase::Loading, "candidates asked for before any step".into()));
+        };
+        let phase = Phase::Step(step);
+        let place = u32::try_from(place)
+            .ok()
+            .filter(|&place| (place as usize) < self.tree.len())
+            .ok_or_else(|| {
+                self.protocol(
+                    phase.clone(),
+                    format!("no place {place} in an action tree of {}", self.tree.len()),
+                )
+            })?;
+        let generate = self.generate.clone();
+        let called = self.call(phase.clone(), &[], |store, _| generate.call(store, place))?;
+        let output = self.answered(&phase, called)?;
+        // Nothing at all (no candidate, no error) comes back as no output.
+        if output.is_empty() {
+            return Ok(Offer::default());
+        }
+        let raw: RawOffer = serde_json::from_slice(&output).map_err(|e| {
+            self.protocol(
+                phase.clone(),
+                format!("bad candidates from the spec runtime: {e}"),
+            )
+        })?;
+        let hierarchy = std::mem::take(&mut self.store.data_mut().hierarchy);
+        let offer = self.candidates(&phase, &hierarchy, raw.candidates, raw.generator_errors);
+        self.store.data_mut().hierarchy = hierarchy;
+        offer
     }
 
     /// The description returned by [`SpecInstance::load`].
@@ -641,7 +714,7 @@ impl SpecInstance {
             logs: &state.logs,
             exceptions: &state.exceptions,
             last_action: &state.last_action,
-            generate: self.generate,
+            generate: self.generators,
         };
         serde_json::to_writer(&mut buffer, &js_state)
             .map_err(|e| self.protocol(phase.clone(), e.to_string()))?;
@@ -675,65 +748,28 @@ impl SpecInstance {
             ..self.timings
         };
         self.buffer = buffer;
-        let (status, output) = result?;
-        if status != STATUS_OK {
-            // The runtime's view of the snapshots and extractors may now be ahead of ours.
-            self.broken = true;
-        }
-        if status == STATUS_JS_ERROR {
-            return Err(self.thrown(phase, &output));
-        }
-        if status != STATUS_OK {
-            return Err(self.protocol(phase, String::from_utf8_lossy(&output).into_owned()));
-        }
+        let output = self.answered(&phase, result?)?;
         let raw: RawStep = serde_json::from_slice(&output).map_err(|e| {
             self.protocol(
                 phase.clone(),
                 format!("bad step result from the spec runtime: {e}"),
             )
         })?;
-        self.extracted.extend(raw.extractors);
+        self.last_step = Some(state.step);
+        Arc::make_mut(&mut self.extracted).extend(raw.extractors);
+        let offer = self.candidates(&phase, &state.hierarchy, raw.candidates, raw.generator_errors)?;
         let mut step = SpecStep {
             predicates: raw.predicates,
-            extractors: self.extracted.clone(),
+            extractors: Arc::clone(&self.extracted),
             extractor_errors: raw.extractor_errors,
-            candidates: Vec::with_capacity(raw.candidates.len()),
-            generator_errors: Vec::with_capacity(raw.generator_errors.len()),
+            candidates: offer.candidates,
+            generator_errors: offer.generator_errors,
         };
-        for error in raw.generator_errors {
-            let path = self.place(&phase, error.place)?;
-            step.generator_errors.push(GeneratorError {
-                path,
-                message: error.message,
-                stack: error.stack,
-                location: None,
-            });
-        }
-        for (place, offered) in raw.candidates {
-            let path = self.place(&phase, place)?;
-            if let serde_json::Value::String(kind) = &offered {
-                query::expand(&state.hierarchy, kind, &path, &mut step.candidates);
-                continue;
-            }
-            match Action::deserialize(&offered) {
-                Ok(action) => step.candidates.push(Candidate { path, action }),
-                Err(e) => step.generator_errors.push(GeneratorError {
-                    path,
-                    message: format!("invalid action {offered}: {e}"),
-                    stack: String::new(),
-                    location: None,
-                }),
-            }
-        }
         for value in &mut step.predicates {
             if let PredicateValue::Error { error } = value {
                 error.stack = self.source_map.map_text(&error.stack, super::SCRIPT_NAME);
                 error.location = user_frame(&error.stack);
             }
-        }
-        for error in &mut step.generator_errors {
-            error.stack = self.source_map.map_text(&error.stack, super::SCRIPT_NAME);
-            error.location = user_frame(&error.stack);
         }
         for error in &mut step.extractor_errors {
             error.stack = self.source_map.map_text(&error.stack, super::SCRIPT_NAME);
@@ -743,17 +779,78 @@ impl SpecInstance {
         Ok(step)
     }
 
+    /// The output of a step's call that returned `status`; a JavaScript error or a
+    /// provider error otherwise, after which the instance is unusable (the runtime's
+    /// view of the snapshots and extractors may be ahead of the host's).
+    fn answered(&mut self, phase: &Phase, (status, output): (u32, Vec<u8>)) -> Result<Vec<u8>, SpecError> {
+        match status {
+            STATUS_OK => Ok(output),
+            STATUS_JS_ERROR => {
+                self.broken = true;
+                Err(self.thrown(phase.clone(), &output))
+            }
+            _ => {
+                self.broken = true;
+                Err(self.protocol(phase.clone(), String::from_utf8_lossy(&output).into_owned()))
+            }
+        }
+    }
+
+    /// The runtime's candidates and generator errors, named by place, as actions
+    /// with their paths: `taps`/`swipes` expanded over `hierarchy`, an invalid
+    /// action reported as its generator's error, stacks mapped to the sources.
+    fn candidates(
+        &self,
+        phase: &Phase,
+        hierarchy: &Node,
+        raw_candidates: Vec<(usize, serde_json::Value)>,
+        raw_errors: Vec<RawGeneratorError>,
+    ) -> Result<Offer, SpecError> {
+        let mut offer = Offer {
+            candidates: Vec::with_capacity(raw_candidates.len()),
+            generator_errors: Vec::with_capacity(raw_errors.len()),
+        };
+        for error in raw_errors {
+            let path = self.place(phase, error.place)?;
+            let stack = self.source_map.map_text(&error.stack, super::SCRIPT_NAME);
+            offer.generator_errors.push(GeneratorError {
+                path,
+                message: error.message,
+                location: user_frame(&stack),
+                stack,
+            });
+        }
+        for (place, offered) in raw_candidates {
+            let path = self.place(phase, place)?;
+            if let serde_json::Value::String(kind) = &offered {
+                query::expand(hierarchy, kind, &path, &mut offer.candidates);
+                continue;
+            }
+            match Action::deserialize(&offered) {
+                Ok(action) => offer.candidates.push(Candidate { path, action }),
+                Err(e) => offer.generator_errors.push(GeneratorError {
+                    path,
+                    message: format!("invalid action {offered}: {e}"),
+                    stack: String::new(),
+                    location: None,
+                }),
+            }
+        }
+        Ok(offer)
+    }
+
     /// The path of the action tree's place `place`, as the runtime numbered them at load.
     fn place(&self, phase: &Phase, place: usize) -> Result<Vec<PathStep>, SpecError> {
-        self.places.get(place).cloned().ok_or_else(|| {
-            self.protocol(
+        match self.tree.place(place) {
+            Some(node) => Ok(node.path.clone()),
+            None => Err(self.protocol(
                 phase.clone(),
                 format!(
                     "the spec runtime named place {place} of an action tree of {}",
-                    self.places.len()
+                    self.tree.len()
                 ),
-            )
-        })
+            )),
+        }
     }
 
     fn call<F>(&mut self, phase: Phase, input: &[u8], f: F) -> Result<(u32, Vec<u8>), SpecError>
@@ -830,7 +927,10 @@ impl SpecInstance {
                 .predicates
                 .get(index)
                 .map(|at| format!("the predicate at {at}")),
-            3 => Some(format!("generator leaf #{index}")),
+            3 => self
+                .tree
+                .place(index)
+                .map(|place| format!("generator {}", crate::action::path_label(&place.path))),
             _ => None,
         }
     }
@@ -874,7 +974,7 @@ impl SpecInstance {
     }
 }
 
-/// Writes `input` into the provider, runs `f`, and reads its (status, output).
+/// Writes `input` into the provider (if any), runs `f`, and reads its (status, output).
 fn exchange<F>(
     store: &mut Store<Host>,
     memory: Memory,
@@ -886,8 +986,10 @@ where
     F: FnOnce(&mut Store<Host>, u32) -> wasmtime::Result<u32>,
 {
     let len = u32::try_from(input.len()).map_err(|_| wasmtime::Error::msg("input too large"))?;
-    let ptr = input_fn.call(&mut *store, len)?;
-    memory.write(&mut *store, ptr as usize, input)?;
+    if !input.is_empty() {
+        let ptr = input_fn.call(&mut *store, len)?;
+        memory.write(&mut *store, ptr as usize, input)?;
+    }
     let area = f(store, len)?;
     let mut words = [0u8; 12];
     memory.read(&*store, area as usize, &mut words)?;

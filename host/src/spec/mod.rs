@@ -18,8 +18,8 @@ use sha2::{Digest, Sha256};
 
 pub use bundle::BundleError;
 pub use instance::{
-    ExtractorError, GeneratorError, JsError, Phase, PredicateValue, SpecDescription, SpecError, SpecInstance,
-    SpecLimits, SpecStep, StepTimings,
+    ExtractorError, GeneratorError, JsError, Offer, Phase, PredicateValue, SpecDescription, SpecError,
+    SpecInstance, SpecLimits, SpecStep, StepTimings,
 };
 pub use module::{ModuleError, SPEC_ABI, SpecModule};
 

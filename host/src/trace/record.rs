@@ -89,7 +89,7 @@ pub struct StepRecord {
     pub screenshot: Option<String>,
     /// Extractor values computed by the spec this step.
     #[serde(default)]
-    pub extractors: serde_json::Map<String, serde_json::Value>,
+    pub extractors: std::sync::Arc<serde_json::Map<String, serde_json::Value>>,
     /// Each property's status after this step.
     #[serde(default)]
     pub properties: BTreeMap<String, PropertyStep>,

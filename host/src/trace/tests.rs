@@ -166,10 +166,9 @@ fn varied_record(step: u64) -> StepRecord {
             serde_json::json!({"text": "x".repeat(step as usize % 50)}),
         );
     }
-    record.extractors.insert("maybe".into(), serde_json::Value::Null);
-    record
-        .extractors
-        .insert("count".into(), serde_json::json!(step / 5));
+    let extractors = std::sync::Arc::make_mut(&mut record.extractors);
+    extractors.insert("maybe".into(), serde_json::Value::Null);
+    extractors.insert("count".into(), serde_json::json!(step / 5));
     record.events = if step.is_multiple_of(4) {
         vec![]
     } else {

@@ -39,6 +39,11 @@ pub fn engine() -> Result<&'static Engine, RuntimeError> {
             let mut config = Config::new();
             config.epoch_interruption(true);
             config.wasm_component_model(true);
+            // For profiling with `perf` (docs/benchmarks.md): names the compiled Wasm
+            // functions in /tmp/perf-<pid>.map.
+            if std::env::var_os("UATU_PERFMAP").is_some() {
+                config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+            }
             let engine = Engine::new(&config).map_err(|e| RuntimeError(format!("{e:#}")))?;
             let ticking = engine.weak();
             std::thread::Builder::new()

@@ -54,11 +54,18 @@ export type Action =
 const KEYS: readonly string[] = ["back", "home", "enter", "tab", "up", "down", "left", "right"];
 
 /** The selector kinds the host understands (uatu-device's selector.rs). */
-const SELECTOR = /^(id|text|desc|descPrefix|testid|css):/;
+const SELECTOR_KINDS = new Set(["id", "text", "desc", "descPrefix", "testid", "css"]);
+
+/** Whether `value` starts with a selector kind and a colon (a string test, not a
+ * regular expression: it runs for every action and query of every step). */
+function isSelector(value: string): boolean {
+  const colon = value.indexOf(":");
+  return colon > 0 && SELECTOR_KINDS.has(value.slice(0, colon));
+}
 
 function target(value: unknown, what: string): Target {
   if (typeof value === "string") {
-    if (!SELECTOR.test(value)) {
+    if (!isSelector(value)) {
       throw new SpecError(`${what}: "${value}" is not a selector (id:, text:, desc:, descPrefix:, testid: or css:)`);
     }
     return value;
@@ -217,7 +224,7 @@ interface Output { candidates: [number, Action | string][]; generatorErrors: { p
 class ActionsGenerator extends Generator {
   constructor(private readonly fn: (state: State) => Action | Action[] | null | undefined, label?: string) { super(); this.label = label; }
   collect(state: State, place: Place, out: Output): void {
-    doing(3_000_000 + leafCounter++);
+    doing(3_000_000 + place.id);
     try {
       const result = this.fn(state);
       const list = result == null ? [] : Array.isArray(result) ? result : [result];
@@ -240,16 +247,18 @@ class WeightedGenerator extends Generator {
   }
 }
 
-/** Numbers the places of the tree under `gen` (at `path`) into `paths`, depth first. */
-function placeTree(gen: Generator, path: PathStep[], paths: PathStep[][]): Place {
+/** Numbers the places of the tree under `gen` (at `path`) into `paths`, depth first;
+ * `nodes[id]` is the generator at place `id` with its place. */
+function placeTree(gen: Generator, path: PathStep[], paths: PathStep[][], nodes: Root[]): Place {
   const place: Place = { id: paths.length, children: [] };
   paths.push(path);
+  nodes.push({ gen, place });
   if (gen instanceof WeightedGenerator) {
     place.children = gen.children.map((child, index) => {
       const step: PathStep = { index, weight: child.weight };
       const label = child.label ?? child.gen.label;
       if (label !== undefined) step.label = label;
-      return placeTree(child.gen, [...path, step], paths);
+      return placeTree(child.gen, [...path, step], paths, nodes);
     });
   }
   return place;
@@ -310,14 +319,13 @@ export const pressKey: Generator = actions(() => [PressKey({ key: "back" })], "p
 
 declare const __uatuQuery: (kind: number, selector: string) => string;
 // Tells the host what runs now (1_000_000 × kind + index; kinds: 1 extractor,
-// 2 predicate, 3 generator leaf), so an overrun can be reported precisely.
+// 2 predicate, 3 generator by place), so an overrun can be reported precisely.
 declare const __uatuDoing: (code: number) => void;
 const doing = typeof __uatuDoing === "function" ? __uatuDoing : (_code: number) => {};
 // Tells the host which phase of the step runs, so that it can time them (it has the clock).
 declare const __uatuMark: (phase: number) => void;
 const mark = typeof __uatuMark === "function" ? __uatuMark : (_phase: number) => {};
 const PHASE_EXTRACTORS = 1, PHASE_PREDICATES = 2, PHASE_GENERATORS = 3, PHASE_RESULT = 4;
-let leafCounter = 0;
 
 // Answers by selector, kept while the hierarchy stays the same (the host says
 // when it changed), so an unchanged screen costs no query. After a change, the
@@ -385,7 +393,7 @@ const ax: Ax = {
 };
 
 function checkSelector(selector: unknown): void {
-  if (typeof selector !== "string" || !SELECTOR.test(selector)) {
+  if (typeof selector !== "string" || !isSelector(selector)) {
     throw new SpecError(`${describe(selector)} is not a selector: use id:, text:, desc:, descPrefix:, testid: or css:`);
   }
 }
@@ -432,7 +440,10 @@ class SpecDate extends RealDate {
 }
 
 interface Root { gen: Generator; place: Place }
-let root: Root | null = null;
+/** The generator at each place of the action tree, by place number (0 is the root). */
+let tree: Root[] = [];
+/** The state of the last step, for the host's `generate` calls that follow it. */
+let stepState: State | null = null;
 let names: (string | undefined)[] = [];
 
 function load(namespace: Record<string, unknown>, seedHi: number, seedLo: number): string {
@@ -452,7 +463,8 @@ function load(namespace: Record<string, unknown>, seedHi: number, seedLo: number
   if (gen === undefined) throw new SpecError("the spec must export `actions` (or `actionsRoot`), the root generator");
   if (!(gen instanceof Generator)) throw new SpecError(`the exported \`actions\` is ${describe(gen)}, not a generator (use actions(), weighted() or a built-in)`);
   const places: PathStep[][] = [];
-  root = { gen, place: placeTree(gen, [], places) };
+  tree = [];
+  placeTree(gen, [], places, tree);
   const exportedName = new Map<unknown, string>();
   for (const [name, value] of Object.entries(namespace)) exportedName.set(value, name);
   const used = new Set<string>();
@@ -517,19 +529,31 @@ function step(stateJson: string): string {
       return { error: { message: errorMessage(error), stack: errorStack(error) } };
     }
   });
+  stepState = state;
   mark(PHASE_GENERATORS);
   const out: Output = { candidates: [], generatorErrors: [] };
-  leafCounter = 0;
-  // A replay dispatches recorded actions and asks for none (`generate: false`).
-  if (raw.generate !== false && root !== null) root.gen.collect(state, root.place, out);
+  // With `generate: false` the host asks for the branches it draws (`generate`),
+  // or for none (a replay dispatches recorded actions).
+  if (raw.generate !== false && tree.length > 0) tree[0].gen.collect(state, tree[0].place, out);
   doing(0);
   mark(PHASE_RESULT);
   return JSON.stringify({ predicates: values, extractors: extracted, extractorErrors, candidates: out.candidates, generatorErrors: out.generatorErrors });
 }
 
+/** The candidates of the action tree under `place`, over the last step's state. */
+function generate(place: number): string {
+  const node = tree[place];
+  if (node === undefined || stepState === null) throw new Error(`no place ${place} in an action tree of ${tree.length}, or no step yet`);
+  const out: Output = { candidates: [], generatorErrors: [] };
+  node.gen.collect(stepState, node.place, out);
+  doing(0);
+  // A branch that offers nothing (most, gated on the screen) answers nothing.
+  return out.candidates.length === 0 && out.generatorErrors.length === 0 ? "" : JSON.stringify(out);
+}
+
 const g = globalThis as any;
 if (g.__uatu === undefined) {
-  g.__uatu = { load, step };
+  g.__uatu = { load, step, generate };
   Math.random = random;
   g.Date = SpecDate;
 }
