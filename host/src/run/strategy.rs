@@ -103,9 +103,6 @@ pub fn draw_on_demand<E>(
     rng: &mut impl Rng,
     offer: impl FnMut(usize) -> Result<Vec<Candidate>, E>,
 ) -> Result<Option<ResolvedAction>, E> {
-    if tree.is_empty() {
-        return Ok(None);
-    }
     let mut walk = OnDemand {
         tree,
         offered: vec![None; tree.len()],
@@ -133,17 +130,18 @@ impl<F, E> OnDemand<'_, F>
 where
     F: FnMut(usize) -> Result<Vec<Candidate>, E>,
 {
-    /// One candidate drawn (and taken) from the branch at `place`, or `None` when
-    /// it has none left; the place is then marked empty.
+    /// One candidate drawn (and taken) from the branch at `place`; `None` when it
+    /// has none left (the place is then marked empty) or when the tree has no such
+    /// place (an empty tree, before the spec is loaded).
     fn draw(&mut self, place: usize, rng: &mut impl Rng) -> Result<Option<Candidate>, E> {
         let Some(node) = self.tree.place(place) else {
             return Ok(None);
         };
         if node.children.is_empty() {
-            if self.offered[place].is_none() {
-                self.offered[place] = Some((self.offer)(place)?);
-            }
-            let remaining = self.offered[place].get_or_insert_with(Vec::new);
+            let remaining = match &mut self.offered[place] {
+                Some(remaining) => remaining,
+                unasked => unasked.insert((self.offer)(place)?),
+            };
             if remaining.is_empty() {
                 self.empty[place] = true;
                 return Ok(None);

@@ -666,10 +666,13 @@ impl SpecInstance {
                 format!("bad candidates from the spec runtime: {e}"),
             )
         })?;
-        let hierarchy = std::mem::take(&mut self.store.data_mut().hierarchy);
-        let offer = self.candidates(&phase, &hierarchy, raw.candidates, raw.generator_errors);
-        self.store.data_mut().hierarchy = hierarchy;
-        offer
+        // The hierarchy the host keeps is the last step's (`taps` expand over it).
+        self.candidates(
+            &phase,
+            &self.store.data().hierarchy,
+            raw.candidates,
+            raw.generator_errors,
+        )
     }
 
     /// The description returned by [`SpecInstance::load`].
