@@ -97,6 +97,13 @@ impl SdkClient {
     }
 
     async fn serve(&mut self, stream: UnixStream, generation: u64) -> Ended {
+        // Subscribed first and the process checked after: a death between
+        // `wait_for_process` and here would otherwise go unseen, and the host would
+        // wait for this connection to end. A process already gone says no HELLO.
+        let mut changes = self.device.subscribe();
+        if !self.alive(generation) {
+            return Ended::ProcessGone;
+        }
         let (mut reader, mut writer) = stream.into_split();
         let hello = Message::Hello {
             protocol_version: PROTOCOL_VERSION,
@@ -120,7 +127,6 @@ impl SdkClient {
                 }
             }
         });
-        let mut changes = self.device.subscribe();
         let ended = loop {
             tokio::select! {
                 _ = self.shutdown.changed() => {
@@ -191,4 +197,36 @@ async fn goodbye(writer: &mut OwnedWriteHalf, reason: &str) {
         },
     )
     .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bugs::Bugs;
+    use crate::folio::Folio;
+
+    /// The process the client connected for was restarted before its HELLO: the client
+    /// ends without announcing it, instead of waiting for PAUSEs meant for an app that
+    /// no longer exists (which left the host waiting for this connection to end).
+    #[tokio::test]
+    async fn a_process_gone_before_its_hello_is_not_announced() {
+        let device = Arc::new(Device::new(Folio::new(Bugs::none(), 1)));
+        let generation = device.lock().folio.generation();
+        device.lock().folio.launch(false);
+        device.changed();
+        let (_stop, shutdown) = watch::channel(false);
+        let mut client = SdkClient {
+            device,
+            socket: PathBuf::new(),
+            app_id: "app.folio".into(),
+            shutdown,
+        };
+        let (app_side, mut host_side) = UnixStream::pair().expect("socket pair");
+        let ended = tokio::time::timeout(Duration::from_secs(5), client.serve(app_side, generation))
+            .await
+            .expect("the client gives the connection up");
+        assert!(matches!(ended, Ended::ProcessGone));
+        let first = frame::read_frame(&mut host_side).await;
+        assert!(matches!(first, Err(FrameError::Closed)), "{first:?}");
+    }
 }
