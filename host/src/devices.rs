@@ -240,6 +240,9 @@ impl DeviceHandle for SidecarProcess {
 /// How long the sidecar may take to remove its forward and exit.
 const SIDECAR_STOP_GRACE: Duration = Duration::from_secs(5);
 
+/// How long the simulated app, in this process, may take to reach the SDK socket.
+const SIM_APP_ATTACH_TIMEOUT: Duration = Duration::from_secs(15);
+
 /// A connected device: its driver, the host's SDK socket its app connects to, and what to stop.
 pub struct Connected {
     /// Input, capture and idle.
@@ -301,6 +304,9 @@ pub async fn connect(choice: &DeviceChoice, run_seed: u64) -> Result<Connected, 
                 Some(agent.socket_path().to_path_buf()),
             )
             .await?;
+            // The simulated app is already running: its connection attaches now, so the
+            // run's first launch, which restarts the app, does not take it for the new one.
+            agent.wait_for_app(SIM_APP_ATTACH_TIMEOUT).await?;
             let driver = GrpcDriver::connect(&handle.addr().to_string(), CallTimeouts::default()).await?;
             Ok(Connected {
                 driver: Box::new(driver),

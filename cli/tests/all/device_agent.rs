@@ -384,6 +384,71 @@ async fn an_app_restart_disconnects_and_reconnects_without_losing_the_listener()
 }
 
 #[tokio::test]
+async fn a_write_that_fails_detaches_the_app_at_once_and_its_successor_attaches() {
+    let parent = tempfile::tempdir().expect("temp dir");
+    // No grace: a new app is turned away unless the slot is already free when it arrives.
+    let listener = AgentListener::bind(ListenerConfig {
+        parent: Some(parent.path().to_path_buf()),
+        reconnect_grace: Duration::ZERO,
+        ..ListenerConfig::default()
+    })
+    .await
+    .expect("listener binds");
+    let app = sdk(&listener).await;
+    listener.wait_for_app(WAIT).await.expect("app attaches");
+    // The app stops reading but leaves its side open for writing: the host's writes
+    // fail (EPIPE) while its reader sees no end of file, as when a dying app's socket
+    // is closed between the host's reads.
+    let app = app.into_std().expect("std stream");
+    app.shutdown(std::net::Shutdown::Read)
+        .expect("shuts down reading");
+
+    let error = listener.pause(WAIT).await.unwrap_err();
+    assert!(
+        matches!(&error, AgentError::Send { what, .. } if what == "PAUSE"),
+        "{error}"
+    );
+    let status = listener.status();
+    assert!(!status.is_connected(), "still attached after a failed write");
+    assert!(
+        matches!(&status.last_disconnect, Some(DisconnectReason::Io(m)) if m.contains("cannot send PAUSE")),
+        "{:?}",
+        status.last_disconnect
+    );
+
+    let _successor = sdk(&listener).await;
+    listener.wait_for_app(WAIT).await.expect("the next app attaches");
+    let status = listener.status();
+    assert_eq!(status.connected, Some(2));
+    assert_eq!(status.rejected_clients, 0, "the next app was turned away");
+    drop(app);
+}
+
+#[tokio::test]
+async fn waiting_for_a_restarted_app_does_not_take_the_old_connection_for_it() {
+    let parent = tempfile::tempdir().expect("temp dir");
+    let listener = listener(&parent).await;
+    let old = sdk(&listener).await;
+    listener.wait_for_app(WAIT).await.expect("app attaches");
+    let handshakes = listener.status().connections;
+
+    // The old process still looks attached: that is not the app being waited for.
+    let error = listener
+        .wait_for_app_after(handshakes, Duration::from_millis(100))
+        .await
+        .unwrap_err();
+    assert!(matches!(error, AgentError::NoApp { .. }), "{error}");
+
+    drop(old);
+    let _restarted = sdk(&listener).await;
+    listener
+        .wait_for_app_after(handshakes, WAIT)
+        .await
+        .expect("the restarted app attaches");
+    assert_eq!(listener.status().connected, Some(2));
+}
+
+#[tokio::test]
 async fn a_disconnect_during_a_pause_fails_the_pause() {
     let parent = tempfile::tempdir().expect("temp dir");
     let listener = listener(&parent).await;

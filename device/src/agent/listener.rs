@@ -396,6 +396,29 @@ impl Shared {
         self.slot().writer.clone()
     }
 
+    /// Frees the slot `connection` holds and says why it ended. Idempotent, and
+    /// harmless once another connection holds the slot: the connection's task
+    /// calls it when it ends, and a failed write may have called it before.
+    fn detach(&self, connection: u64, reason: DisconnectReason) {
+        let mut slot = self.slot();
+        if slot.busy == Some(connection) {
+            slot.busy = None;
+        }
+        if slot
+            .writer
+            .as_ref()
+            .is_some_and(|(attached, _)| *attached == connection)
+        {
+            slot.writer = None;
+        }
+        self.status.send_modify(|s| {
+            if s.connected == Some(connection) {
+                s.connected = None;
+            }
+            s.last_disconnect = Some(reason);
+        });
+    }
+
     fn track(&self, handle: AbortHandle) {
         let mut tasks = self.tasks.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         tasks.retain(|task| !task.is_finished());
@@ -508,8 +531,18 @@ impl AgentListener {
 
     /// Waits until an app is attached (returns at once if one is) and returns its HELLO.
     pub async fn wait_for_app(&self, timeout: Duration) -> Result<Hello, AgentError> {
+        self.wait_for_app_after(0, timeout).await
+    }
+
+    /// Waits until an app is attached whose handshake came after the first
+    /// `handshakes` ([`AgentStatus::connections`] read before the app was
+    /// restarted) and returns its HELLO. The old process's connection is not taken
+    /// for the new one, even while it still looks attached because the host has
+    /// not read its end yet.
+    pub async fn wait_for_app_after(&self, handshakes: u64, timeout: Duration) -> Result<Hello, AgentError> {
         let mut status = self.shared.status.subscribe();
-        let waited = tokio::time::timeout(timeout, status.wait_for(|s| s.is_connected())).await;
+        let attached_since = |s: &AgentStatus| s.is_connected() && s.connections > handshakes;
+        let waited = tokio::time::timeout(timeout, status.wait_for(attached_since)).await;
         match waited {
             Ok(Ok(status)) => status.last_hello.clone().ok_or(AgentError::NotConnected {
                 path: self.shared.socket_path.clone(),
@@ -546,7 +579,8 @@ impl AgentListener {
         let mut status = self.shared.status.subscribe();
         let (connection, writer) = self.attached()?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
-        self.send(&writer, &Message::Pause { id, hierarchy }).await?;
+        self.send(connection, &writer, &Message::Pause { id, hierarchy })
+            .await?;
         let deadline = Instant::now() + timeout;
         loop {
             if status.borrow_and_update().connected != Some(connection) {
@@ -585,7 +619,7 @@ impl AgentListener {
         let (connection, id) = pauses.paused.take().ok_or(AgentError::NotPaused)?;
         match self.shared.attached_writer() {
             Some((attached, writer)) if attached == connection => {
-                self.send(&writer, &Message::Resume { id }).await
+                self.send(connection, &writer, &Message::Resume { id }).await
             }
             _ => Err(self.disconnected()),
         }
@@ -595,8 +629,9 @@ impl AgentListener {
     /// connection; the app (which treats it as the end of the connection) may
     /// connect again.
     pub async fn disconnect(&self, reason: &str) -> Result<(), AgentError> {
-        let (_, writer) = self.attached()?;
+        let (connection, writer) = self.attached()?;
         self.send(
+            connection,
             &writer,
             &Message::Goodbye {
                 reason: reason.to_string(),
@@ -620,7 +655,10 @@ impl AgentListener {
         AgentError::Disconnected(self.status().last_disconnect.unwrap_or(DisconnectReason::Closed))
     }
 
-    async fn send(&self, writer: &Writer, message: &Message) -> Result<(), AgentError> {
+    /// Writes `message` to `connection`. A connection that cannot be written to is
+    /// of no more use: it is detached at once, so the app's next process can
+    /// attach without waiting for this one's end to be read.
+    async fn send(&self, connection: u64, writer: &Writer, message: &Message) -> Result<(), AgentError> {
         let mut writer = writer.lock().await;
         let sent = tokio::time::timeout(
             self.shared.config.write_timeout,
@@ -632,8 +670,15 @@ impl AgentListener {
             Ok(Err(e)) => e.to_string(),
             Err(_) => format!("timed out after {:?}", self.shared.config.write_timeout),
         };
+        let what = message_name(message).to_string();
+        // A frame cut off by the timeout leaves the stream unreadable: end it.
+        let _ = writer.shutdown().await;
+        self.shared.detach(
+            connection,
+            DisconnectReason::Io(format!("cannot send {what}: {failure}")),
+        );
         Err(AgentError::Send {
-            what: message_name(message).to_string(),
+            what,
             message: failure,
         })
     }
@@ -745,25 +790,7 @@ async fn handle_client(shared: Arc<Shared>, reader: Reader, writer: Box<dyn Asyn
         say_goodbye(&shared, &writer, &reason.to_string()).await;
     }
     let _ = writer.lock().await.shutdown().await;
-    {
-        let mut slot = shared.slot();
-        if slot.busy == Some(connection) {
-            slot.busy = None;
-        }
-        if slot
-            .writer
-            .as_ref()
-            .is_some_and(|(attached, _)| *attached == connection)
-        {
-            slot.writer = None;
-        }
-        shared.status.send_modify(|s| {
-            if s.connected == Some(connection) {
-                s.connected = None;
-            }
-            s.last_disconnect = Some(reason);
-        });
-    }
+    shared.detach(connection, reason);
     drain(reader).await;
 }
 

@@ -468,6 +468,8 @@ impl Session<'_> {
     }
 
     async fn launch(&mut self, clear_state: bool) -> Result<(), Error> {
+        // Launching restarts the app: only a connection made after this one counts.
+        let handshakes = self.agent.status().connections;
         let device_time = self
             .driver
             .launch(&self.config.bundle_id, clear_state, None)
@@ -476,7 +478,9 @@ impl Session<'_> {
             self.device_start_ms = device_time;
             self.last_log_ms = device_time;
         }
-        self.agent.wait_for_app(APP_CONNECT_TIMEOUT).await?;
+        self.agent
+            .wait_for_app_after(handshakes, APP_CONNECT_TIMEOUT)
+            .await?;
         Ok(())
     }
 
