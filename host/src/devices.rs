@@ -213,26 +213,38 @@ pub enum ConnectError {
 /// What a device kind must stop when the run ends (a simulator, a sidecar process, a browser).
 #[async_trait]
 pub trait DeviceHandle: Send {
-    /// Stops it; errors are the kind's to report (the run is recorded by then).
-    async fn stop(self: Box<Self>) -> Result<(), String>;
+    /// Stops it; the caller decides whether a failure matters (the run is recorded by then).
+    async fn stop(self: Box<Self>) -> Result<(), StopError>;
+}
+
+/// Why a device kind did not stop cleanly.
+#[derive(Debug, thiserror::Error)]
+pub enum StopError {
+    /// The simulator's server failed while draining its calls.
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    /// The Android sidecar exited with a failure status.
+    #[error("the Android sidecar exited with {0}")]
+    SidecarFailed(std::process::ExitStatus),
+    /// The Android sidecar did not exit within the grace period and was killed.
+    #[error("the Android sidecar did not stop within {0:?} and was killed")]
+    SidecarKilled(Duration),
 }
 
 #[async_trait]
 impl DeviceHandle for SimHandle {
-    async fn stop(self: Box<Self>) -> Result<(), String> {
-        self.shutdown().await.map_err(|error| error.to_string())
+    async fn stop(self: Box<Self>) -> Result<(), StopError> {
+        Ok(self.shutdown().await?)
     }
 }
 
 #[async_trait]
 impl DeviceHandle for SidecarProcess {
-    async fn stop(self: Box<Self>) -> Result<(), String> {
+    async fn stop(self: Box<Self>) -> Result<(), StopError> {
         match (*self).stop(SIDECAR_STOP_GRACE).await {
             Some(status) if status.success() => Ok(()),
-            Some(status) => Err(format!("the Android sidecar exited with {status}")),
-            None => Err(format!(
-                "the Android sidecar did not stop within {SIDECAR_STOP_GRACE:?} and was killed"
-            )),
+            Some(status) => Err(StopError::SidecarFailed(status)),
+            None => Err(StopError::SidecarKilled(SIDECAR_STOP_GRACE)),
         }
     }
 }
@@ -256,7 +268,7 @@ pub struct Connected {
 
 impl Connected {
     /// Stops whatever the device kind started. Dropping a `Connected` stops it too, less gracefully.
-    pub async fn stop(mut self) -> Result<(), String> {
+    pub async fn stop(mut self) -> Result<(), StopError> {
         match self.handle.take() {
             Some(handle) => handle.stop().await,
             None => Ok(()),

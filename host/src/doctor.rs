@@ -135,7 +135,7 @@ pub async fn check_device(device: &DeviceChoice, bundle_id: &str) -> Vec<Check> 
         ));
     }
     if let Err(error) = connected.stop().await {
-        checks.push(Check::of("stop", Err(error)));
+        checks.push(Check::of("stop", Err(error.to_string())));
     }
     checks
 }
