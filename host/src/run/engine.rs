@@ -468,7 +468,7 @@ impl Session<'_> {
     }
 
     async fn launch(&mut self, clear_state: bool) -> Result<(), Error> {
-        // Launching restarts the app: only a connection made after this one counts.
+        // Launching restarts the app: only a handshake after this point is the new process's.
         let handshakes = self.agent.status().connections;
         let device_time = self
             .driver
