@@ -11,7 +11,12 @@
 //! - `uatu_step(len)`: the input is the step's state as JSON; calls the runtime's
 //!   `step` in the already-evaluated module and returns its results as JSON.
 //! - `uatu_generate(place)`: the candidates of the action tree under `place`, over
-//!   the last step's state, as JSON (the host draws a branch, then asks for it).
+//!   the last step's state, as JSON, or nothing when it offers nothing (the host
+//!   draws a branch, then asks for it).
+//!
+//! A step's state and results are transcoded between JSON bytes and JavaScript
+//! values in Rust (javy's `json` module), not with `JSON.parse`/`JSON.stringify`
+//! over JavaScript strings: they cross at every step.
 //!
 //! Each returns a pointer to three `u32`s: status (0 ok, 1 JavaScript error as
 //! JSON `{message, stack}`, 2 provider error as text), output pointer, output length.
@@ -249,15 +254,41 @@ pub extern "C" fn uatu_load(len: usize, seed_hi: u32, seed_lo: u32) -> *const u3
     })
 }
 
+/// The state JSON in the input as a JavaScript value. Transcoded from the bytes
+/// (javy's serde bridge), not through a JavaScript string and `JSON.parse`: the
+/// state crosses at every step.
+fn input_value<'js>(ctx: &Ctx<'js>, len: usize) -> quickjs::Result<Value<'js>> {
+    let bytes = unsafe { &mut INPUT[..len.min(INPUT.len())] };
+    javy_plugin_api::javy::json::parse(ctx.clone(), bytes)
+        .map_err(|e| quickjs::Error::new_from_js_message("state", "value", format!("the state is not JSON: {e}")))
+}
+
+/// `value` as JSON bytes, transcoded without building a JavaScript string (it
+/// follows `JSON.stringify`: `toJSON`, skipped functions and `undefined`, cycles
+/// refused); `undefined` is no output. A JavaScript error raised meanwhile (a
+/// throwing `toJSON`, a cycle) is reported as the spec's.
+fn output_json(ctx: &Ctx<'_>, value: Value<'_>) -> quickjs::Result<Vec<u8>> {
+    if value.is_undefined() {
+        return Ok(Vec::new());
+    }
+    javy_plugin_api::javy::json::stringify(value).map_err(|e| {
+        if ctx.has_exception() {
+            quickjs::Error::Exception
+        } else {
+            quickjs::Error::new_from_js_message("value", "JSON", e.to_string())
+        }
+    })
+}
+
 /// One spec step over the state JSON in the input.
 #[unsafe(export_name = "uatu_step")]
 pub extern "C" fn uatu_step(len: usize) -> *const u32 {
-    let state = String::from_utf8_lossy(input(len)).into_owned();
     run_js(move |ctx| {
+        let state = input_value(ctx, len)?;
         let runtime: Object = ctx.globals().get("__uatu")?;
         let step: Function = runtime.get("step")?;
-        let result: String = step.call((state,))?;
-        Ok(result.into_bytes())
+        let result: Value = step.call((state,))?;
+        output_json(ctx, result)
     })
 }
 
@@ -268,7 +299,7 @@ pub extern "C" fn uatu_generate(place: u32) -> *const u32 {
     run_js(move |ctx| {
         let runtime: Object = ctx.globals().get("__uatu")?;
         let generate: Function = runtime.get("generate")?;
-        let result: String = generate.call((place,))?;
-        Ok(result.into_bytes())
+        let result: Value = generate.call((place,))?;
+        output_json(ctx, result)
     })
 }

@@ -685,6 +685,7 @@ export const properties = {
   sortsInPlace: always((s) => (s.snapshots.rows as number[]).sort().length === 3),
   editsAnElement: always((s) => { (s.ax.find("id:amount") as any).text = "0"; return true; }),
   copiesFirst: always((s) => [...(s.snapshots.rows as number[])].sort()[0] === 1),
+  resizesTheScreen: always((s) => { (s.screen as any).width = 1; return true; }),
 };
 export const actions = waitOnce;
 "#,
@@ -695,7 +696,7 @@ export const actions = waitOnce;
     for step in 0..2 {
         s.step = step;
         let result = spec.step(&s).unwrap();
-        for id in [0, 1] {
+        for id in [0, 1, 3] {
             let PredicateValue::Error { error } = &result.predicates[id] else {
                 panic!("predicate {id} at step {step}: {:?}", result.predicates[id])
             };
@@ -703,4 +704,56 @@ export const actions = waitOnce;
         }
         assert!(holds(&result, 2), "{:?}", result.predicates[2]);
     }
+}
+
+/// A step's results leave the runtime as `JSON.stringify` would write them (the
+/// provider transcodes them in Rust): `toJSON` called, functions and `undefined`
+/// dropped from objects and `null` in arrays, whole numbers as integers, NaN as
+/// `null`; a cyclic value is the spec's error.
+#[test]
+fn extractor_values_are_recorded_as_json_stringify_writes_them() {
+    let (_dir, path) = spec_file(
+        "values.ts",
+        r#"import { always, extract, waitOnce } from "@uatu/spec";
+extract(() => new Date(86_400_000), "date");
+extract(() => ({ a: 1, f: () => 1, u: undefined, nested: { toJSON: (key: string) => `nested as ${key}` } }), "object");
+extract(() => [1, undefined, () => 2, Symbol("s")], "array");
+extract(() => [2.0, 0.5, -0, NaN, Infinity, 2 ** 53], "numbers");
+extract(() => "tab\t\"quoted\" \u00e9 \u{1F600}", "text");
+extract((s) => {
+  if (s.step === 0) return 1;
+  const cycle: Record<string, unknown> = {};
+  cycle.self = cycle;
+  return cycle;
+}, "cyclic");
+export const properties = { ok: always(() => true) };
+export const actions = waitOnce;
+"#,
+    );
+    let (_m, mut spec) = start(&path, 1, SpecLimits::default()).unwrap();
+    let step = spec.step(&state(0, 0)).unwrap();
+    let extracted = &step.extractors;
+    assert_eq!(extracted["date"], "1970-01-02T00:00:00.000Z");
+    assert_eq!(
+        extracted["object"],
+        serde_json::json!({ "a": 1, "nested": "nested as nested" })
+    );
+    assert_eq!(extracted["array"], serde_json::json!([1, null, null, null]));
+    let numbers = extracted["numbers"].as_array().expect("an array");
+    assert_eq!(
+        numbers[..5],
+        serde_json::json!([2, 0.5, 0, null, null]).as_array().unwrap()[..]
+    );
+    assert!(extracted["numbers"][0].is_u64(), "{}", extracted["numbers"]);
+    // The one difference: a whole number past 2^53 - 1 (not exact in JavaScript) is
+    // written as a float (`9007199254740992.0`), where JSON.stringify writes no `.0`.
+    assert_eq!(extracted["numbers"][5].as_f64(), Some(9007199254740992.0));
+    assert_eq!(extracted["text"], "tab\t\"quoted\" \u{e9} \u{1F600}");
+    assert_eq!(extracted["cyclic"], 1);
+
+    let error = spec.step(&state(1, 0)).unwrap_err();
+    let SpecError::Thrown { message, .. } = &error else {
+        panic!("a cyclic value is the spec's error, not {error:?}")
+    };
+    assert!(message.contains("circular"), "{message}");
 }

@@ -326,6 +326,8 @@ pub struct SpecInstance {
     buffer: Vec<u8>,
     /// The snapshots as the runtime last received them.
     sent_snapshots: serde_json::Map<String, serde_json::Value>,
+    /// The screen size the runtime last received.
+    sent_screen: Option<uatu_device::model::ScreenSize>,
     /// Every extractor's value as of the last step (the runtime sends only changes).
     extracted: Arc<serde_json::Map<String, serde_json::Value>>,
     /// The spec's action tree (the runtime names candidates by place).
@@ -421,15 +423,23 @@ struct RawGeneratorError {
 struct JsState<'a> {
     step: u64,
     time: u64,
-    screen: &'a uatu_device::model::ScreenSize,
+    /// The screen's size when it differs from the last step's (the runtime keeps it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    screen: Option<&'a uatu_device::model::ScreenSize>,
     /// The snapshots whose value differs from the previous step's.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     snapshots: &'a BTreeMap<&'a str, &'a serde_json::Value>,
     /// The snapshots the previous step had and this one has not.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
     removed_snapshots: &'a [String],
     /// Whether the hierarchy differs from the previous step's (the runtime then
     /// drops the query answers it keeps).
     hierarchy_changed: bool,
+    // Empty lists are left out (most steps log nothing): each value sent is an
+    // object the runtime builds.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
     logs: &'a [uatu_device::model::LogEntry],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
     exceptions: &'a [uatu_device::model::ExceptionInfo],
     last_action: &'a Option<crate::action::ResolvedAction>,
     /// Whether the generators run (`false`: only extractors and predicates).
@@ -546,6 +556,7 @@ impl SpecInstance {
             source_map,
             buffer: Vec::new(),
             sent_snapshots: serde_json::Map::new(),
+            sent_screen: None,
             extracted: Arc::default(),
             tree: Arc::default(),
             description: None,
@@ -620,6 +631,7 @@ impl SpecInstance {
         );
         self.tree = Arc::new(ActionTree::from_paths(raw.places));
         self.sent_snapshots.clear();
+        self.sent_screen = None;
         Ok(self.description.insert(description))
     }
 
@@ -710,7 +722,7 @@ impl SpecInstance {
         let js_state = JsState {
             step: state.step,
             time: state.time,
-            screen: &state.screen,
+            screen: (self.sent_screen != Some(state.screen)).then_some(&state.screen),
             snapshots: &changed,
             removed_snapshots: &removed,
             hierarchy_changed,
@@ -722,6 +734,7 @@ impl SpecInstance {
         serde_json::to_writer(&mut buffer, &js_state)
             .map_err(|e| self.protocol(phase.clone(), e.to_string()))?;
         // The runtime applies these at the start of its step, whatever follows.
+        self.sent_screen = Some(state.screen);
         for key in &removed {
             self.sent_snapshots.remove(key);
         }

@@ -34,7 +34,8 @@ impl QueryKind {
     }
 }
 
-/// An element as the spec sees it.
+/// An element as the spec sees it. `bounds` is its only nested object: the runtime
+/// freezes answers knowing that (`freezeElements` in `packages/spec`).
 #[derive(Serialize)]
 struct Element<'a> {
     id: &'a str,

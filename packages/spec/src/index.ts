@@ -228,7 +228,10 @@ class ActionsGenerator extends Generator {
     try {
       const result = this.fn(state);
       const list = result == null ? [] : Array.isArray(result) ? result : [result];
-      for (const action of list) {
+      // Indexed loops here and in `step`: `for…of` and `forEach` cost an iterator or a
+      // closure call per item in QuickJS, and these run for every item of every step.
+      for (let i = 0; i < list.length; i++) {
+        const action = list[i];
         if (!action || typeof action !== "object" || typeof (action as any).type !== "string") {
           throw new SpecError(`a generator returned ${describe(action)}, not an action (use Tap, InputText, Swipe, PressKey or Wait)`);
         }
@@ -243,7 +246,7 @@ class ActionsGenerator extends Generator {
 class WeightedGenerator extends Generator {
   constructor(readonly children: { weight: number; gen: Generator; label?: string }[]) { super(); }
   collect(state: State, place: Place, out: Output): void {
-    this.children.forEach((child, index) => child.gen.collect(state, place.children[index], out));
+    for (let i = 0; i < this.children.length; i++) this.children[i].gen.collect(state, place.children[i], out);
   }
 }
 
@@ -341,10 +344,21 @@ function query(kind: number, selector: string): Element[] {
   if (found === undefined) {
     const text = __uatuQuery(kind, selector);
     found = text === SAME_ANSWER ? previousAnswers.get(key) : undefined;
-    found ??= deepFreeze(JSON.parse(text === SAME_ANSWER ? __uatuQuery(kind + FULL_ANSWER, selector) : text) as Element[]);
+    found ??= freezeElements(JSON.parse(text === SAME_ANSWER ? __uatuQuery(kind + FULL_ANSWER, selector) : text) as Element[]);
     answers.set(key, found);
   }
   return found;
+}
+
+/** `deepFreeze` for a query's answer, whose shape is known: an element's only
+ * object is its `bounds` (walking every field costs a call each, for every query
+ * of every changed screen). */
+function freezeElements(elements: Element[]): Element[] {
+  for (let i = 0; i < elements.length; i++) {
+    Object.freeze(elements[i].bounds);
+    Object.freeze(elements[i]);
+  }
+  return Object.freeze(elements);
 }
 
 function newScreen(): void {
@@ -406,8 +420,10 @@ function errorStack(error: unknown): string {
   return error instanceof Error ? error.stack ?? "" : "";
 }
 
-// Deterministic randomness and time: xoshiro128** seeded from the run's seed.
-let rng = [1, 2, 3, 4];
+// Deterministic randomness and time: xoshiro128** seeded from the run's seed. The
+// state is four numbers, not an array: `Math.random` runs in generators at every
+// step, and destructuring an array goes through QuickJS's iterator protocol.
+let rng0 = 1, rng1 = 2, rng2 = 3, rng3 = 4;
 function seedRandom(hi: number, lo: number): void {
   let s = (hi ^ 0x9e3779b9) >>> 0, t = (lo ^ 0x85ebca6b) >>> 0;
   const next = () => { // splitmix-like expansion
@@ -415,17 +431,17 @@ function seedRandom(hi: number, lo: number): void {
     let z = Math.imul(s ^ (s >>> 15), 1 | t); z ^= z + Math.imul(z ^ (z >>> 7), 61 | z);
     return (z ^ (z >>> 14)) >>> 0;
   };
-  rng = [next(), next(), next(), next()];
-  if (rng.every((v) => v === 0)) rng[0] = 1;
+  rng0 = next(); rng1 = next(); rng2 = next(); rng3 = next();
+  if ((rng0 | rng1 | rng2 | rng3) === 0) rng0 = 1;
 }
 function random(): number {
-  const [a, b, c, d] = rng;
+  const a = rng0, b = rng1, c = rng2, d = rng3;
   const result = Math.imul(rotl(Math.imul(b, 5), 7), 9) >>> 0;
   const t = (b << 9) >>> 0;
   let c2 = (c ^ a) >>> 0, d2 = (d ^ b) >>> 0;
   const b2 = (b ^ c2) >>> 0, a2 = (a ^ d2) >>> 0;
   c2 = (c2 ^ t) >>> 0; d2 = rotl(d2, 11);
-  rng = [a2, b2, c2, d2];
+  rng0 = a2; rng1 = b2; rng2 = c2; rng3 = d2;
   return result / 4294967296;
 }
 function rotl(x: number, k: number): number { return ((x << k) | (x >>> (32 - k))) >>> 0; }
@@ -486,10 +502,20 @@ function load(namespace: Record<string, unknown>, seedHi: number, seedLo: number
 // changed (and the keys that went away), so unchanged snapshots are neither
 // re-sent nor re-parsed and keep their identity.
 let snapshots: Readonly<Record<string, unknown>> = Object.freeze({});
+// The screen's size, sent when it changes.
+let screen: Readonly<{ width: number; height: number }> = Object.freeze({ width: 0, height: 0 });
 
-function step(stateJson: string): string {
-  const raw = JSON.parse(stateJson);
+/** What the host sends each step (the provider hands it over parsed). */
+interface RawState {
+  step: number; time: number; screen?: { width: number; height: number };
+  snapshots?: Record<string, unknown>; removedSnapshots?: string[]; hierarchyChanged?: boolean;
+  logs?: LogEntry[]; exceptions?: ExceptionInfo[]; lastAction?: unknown; generate?: boolean;
+}
+
+/** One step; its result goes back as JSON (the provider serialises it). */
+function step(raw: RawState): object {
   currentTime = raw.time;
+  if (raw.screen !== undefined) screen = Object.freeze(raw.screen);
   if (raw.hierarchyChanged !== false) newScreen();
   const removed: string[] = raw.removedSnapshots ?? [];
   const changed: Record<string, unknown> = raw.snapshots ?? {};
@@ -501,13 +527,14 @@ function step(stateJson: string): string {
   }
   const state: State = {
     ax, snapshots, lastAction: raw.lastAction ?? null, logs: raw.logs ?? [],
-    exceptions: raw.exceptions ?? [], time: raw.time, step: raw.step, screen: raw.screen,
+    exceptions: raw.exceptions ?? [], time: raw.time, step: raw.step, screen,
   };
   // Only the extractors whose value changed go back; the host keeps the others.
   const extracted: Record<string, unknown> = {};
   const extractorErrors: { name: string; message: string; stack: string }[] = [];
   mark(PHASE_EXTRACTORS);
-  extractors.forEach((e, i) => {
+  for (let i = 0; i < extractors.length; i++) {
+    const e = extractors[i];
     doing(1_000_000 + i);
     e.cell.previous = e.cell.current;
     try {
@@ -519,16 +546,17 @@ function step(stateJson: string): string {
     if (!unchanged(e.cell.current, e.cell.previous)) {
       extracted[names[i] ?? `extractor${i}`] = e.cell.current === undefined ? null : e.cell.current;
     }
-  });
+  }
   mark(PHASE_PREDICATES);
-  const values = predicates.map((p, i) => {
+  const values: (boolean | { error: { message: string; stack: string } })[] = [];
+  for (let i = 0; i < predicates.length; i++) {
     doing(2_000_000 + i);
     try {
-      return p.fn(state) ? true : false;
+      values.push(predicates[i].fn(state) ? true : false);
     } catch (error) {
-      return { error: { message: errorMessage(error), stack: errorStack(error) } };
+      values.push({ error: { message: errorMessage(error), stack: errorStack(error) } });
     }
-  });
+  }
   stepState = state;
   mark(PHASE_GENERATORS);
   const out: Output = { candidates: [], generatorErrors: [] };
@@ -537,18 +565,18 @@ function step(stateJson: string): string {
   if (raw.generate !== false && tree.length > 0) tree[0].gen.collect(state, tree[0].place, out);
   doing(0);
   mark(PHASE_RESULT);
-  return JSON.stringify({ predicates: values, extractors: extracted, extractorErrors, candidates: out.candidates, generatorErrors: out.generatorErrors });
+  return { predicates: values, extractors: extracted, extractorErrors, candidates: out.candidates, generatorErrors: out.generatorErrors };
 }
 
 /** The candidates of the action tree under `place`, over the last step's state. */
-function generate(place: number): string {
+function generate(place: number): Output | undefined {
   const node = tree[place];
   if (node === undefined || stepState === null) throw new Error(`no place ${place} in an action tree of ${tree.length}, or no step yet`);
   const out: Output = { candidates: [], generatorErrors: [] };
   node.gen.collect(stepState, node.place, out);
   doing(0);
   // A branch that offers nothing (most, gated on the screen) answers nothing.
-  return out.candidates.length === 0 && out.generatorErrors.length === 0 ? "" : JSON.stringify(out);
+  return out.candidates.length === 0 && out.generatorErrors.length === 0 ? undefined : out;
 }
 
 const g = globalThis as any;
