@@ -13,7 +13,8 @@
 //!
 //! Run: `cargo bench -p uatu-cli --bench spec_replay` (release).
 //! `REPLAY_RUN=<run dir>` replays an existing run instead of recording one;
-//! `REPLAY_PASSES` (default 5) is how many passes each step keeps the fastest of.
+//! `REPLAY_PASSES` (default 5) is how many passes each step keeps the fastest of;
+//! `REPLAY_SPECS` (paths separated by `:`) replays other specs instead of the three.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -75,12 +76,15 @@ fn replay(spec: &Path, run: &Path) -> anyhow::Result<Replay> {
         let step = instance.step(&record.state)?;
         let step_timings = instance.timings();
         let stepped = Instant::now();
-        verifier.step(
+        let (_, violations) = verifier.step(
             record.step,
             record.time,
             &predicate_values(&step),
             record.state.last_action.as_ref(),
         );
+        if !violations.is_empty() {
+            instance.evaluate_only(&verifier.needed_predicates());
+        }
         let checked = Instant::now();
         let tree = instance.action_tree();
         // The generators run inside the draw: each branch it draws is offered by the spec.
@@ -148,11 +152,14 @@ fn main() -> anyhow::Result<()> {
         Some(run) => PathBuf::from(run),
         None => record(output.path(), env_u64("REPLAY_STEPS", 2000))?,
     };
-    let specs = [
+    let mut specs = vec![
         workspace().join("examples/folio/spec.ts"),
         workspace().join("cli/tests/specs/trivial.ts"),
         workspace().join("examples/folio/reference-spec.ts"),
     ];
+    if let Some(list) = std::env::var_os("REPLAY_SPECS") {
+        specs = std::env::split_paths(&list).collect();
+    }
     let load_average = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
         "load average: {}",

@@ -8,7 +8,7 @@ use std::process::Command;
 use serde_json::Value;
 use uatu::trace::{TraceReader, read_steps};
 
-use crate::support::folio::{SPEC, check, run_spec, violated};
+use crate::support::folio::{SPEC, check, json_of, run_spec, uatu, violated};
 /// The spec written from the reference Folio app's behaviour alone (issue 13).
 const REFERENCE_SPEC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/folio/reference-spec.ts");
 
@@ -253,6 +253,86 @@ export const actionsRoot = weighted(
             .is_some_and(|action| action.generator == "1:back")),
         "every step acts, with the one generator that offers an action"
     );
+}
+
+/// A violated property is decided: its predicates stop running (a predicate that
+/// throws once its property is violated reports nothing more), the others go on,
+/// and `uatu check` reaches the same verdicts.
+#[test]
+fn a_violated_propertys_predicates_stop_running_and_the_others_go_on() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let spec = dir.path().join("decided.ts");
+    std::fs::write(
+        &spec,
+        r#"import { always, PressKey, actions } from "@uatu/spec";
+export const properties = {
+  early: always((s) => {
+    if (s.step >= 4) throw new Error("run after the violation");
+    return s.step < 2;
+  }),
+  late: always((s) => {
+    if (s.step >= 6) throw new Error("still running");
+    return true;
+  }),
+};
+export const actionsRoot = actions(() => PressKey({ key: "back" }), "back");
+"#,
+    )
+    .expect("writes the spec");
+    let flags = [
+        "--seed",
+        "5",
+        "--max-steps",
+        "10",
+        "--sim-latency",
+        "0",
+        "--no-screenshots",
+    ];
+    let (code, summary, run_dir) = run_spec(&spec.display().to_string(), dir.path(), &flags);
+    assert_eq!(code, 1, "{summary}");
+    let records = read_steps(&run_dir).expect("trace reads");
+    let errors: Vec<(u64, String)> = records
+        .iter()
+        .flat_map(|record| record.events.iter().map(move |event| (record.step, event)))
+        .filter_map(|(step, event)| match event {
+            uatu::trace::Event::PredicateError { message, .. } => Some((step, message.clone())),
+            _ => None,
+        })
+        .collect();
+    assert!(!errors.is_empty(), "the undecided property's predicate runs on");
+    assert!(
+        errors
+            .iter()
+            .all(|(step, message)| *step >= 6 && message == "still running"),
+        "{errors:?}"
+    );
+    let early = |record: &uatu::trace::StepRecord| record.properties["early"].status.clone();
+    assert!(
+        records
+            .iter()
+            .filter(|r| r.evaluated && r.step >= 2)
+            .all(|r| early(r) == "violated")
+    );
+    let checked = uatu(&[
+        "check",
+        "--json",
+        "--spec",
+        &spec.display().to_string(),
+        &run_dir.display().to_string(),
+    ]);
+    let report = json_of(&checked);
+    assert_eq!(checked.status.code(), Some(1), "{report}");
+    for (i, property) in summary["properties"]
+        .as_array()
+        .expect("properties")
+        .iter()
+        .enumerate()
+    {
+        assert_eq!(
+            report["properties"][i]["verdict"], property["verdict"],
+            "{report}"
+        );
+    }
 }
 
 #[test]

@@ -757,3 +757,43 @@ export const actions = waitOnce;
     };
     assert!(message.contains("circular"), "{message}");
 }
+
+/// Predicates outside `evaluate_only` are not run (a violated property's, in a run)
+/// and come back as skipped; the others run as before, and all run again when asked.
+#[test]
+fn predicates_left_out_by_evaluate_only_are_not_run() {
+    let (_dir, path) = spec_file(
+        "skips.ts",
+        r#"import { always, extract, waitOnce } from "@uatu/spec";
+let runs = [0, 0];
+extract(() => runs.slice(), "runs");
+export const properties = {
+  first: always(() => { runs[0] += 1; return false; }),
+  second: always(() => { runs[1] += 1; return true; }),
+};
+export const actions = waitOnce;
+"#,
+    );
+    let (_m, mut spec) = start(&path, 1, SpecLimits::default()).unwrap();
+    let first = spec.step(&state(0, 0)).unwrap();
+    assert_eq!(
+        first.predicates,
+        [PredicateValue::Value(false), PredicateValue::Value(true)]
+    );
+    spec.evaluate_only(&[1].into());
+    for step in 1..3 {
+        let skipping = spec.step(&state(step, 0)).unwrap();
+        assert_eq!(
+            skipping.predicates,
+            [PredicateValue::Skipped, PredicateValue::Value(true)]
+        );
+    }
+    spec.evaluate_only(&[0, 1].into());
+    let again = spec.step(&state(3, 0)).unwrap();
+    // The extractor ran before this step's predicates: the first ran at step 0 only.
+    assert_eq!(again.extractors["runs"], serde_json::json!([1, 3]));
+    assert_eq!(
+        again.predicates,
+        [PredicateValue::Value(false), PredicateValue::Value(true)]
+    );
+}

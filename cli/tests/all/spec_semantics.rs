@@ -138,12 +138,16 @@ fn replay(spec: &str, run: &Path, choosing: Choosing) -> Replayed {
             continue;
         }
         let step = instance.step(&record.state).expect("spec step");
-        verifier.step(
+        let (_, violations) = verifier.step(
             record.step,
             record.time,
             &predicate_values(&step),
             record.state.last_action.as_ref(),
         );
+        // As `uatu run` and `uatu check` do: a violated property's predicates stop running.
+        if !violations.is_empty() {
+            instance.evaluate_only(&verifier.needed_predicates());
+        }
         let (leaves, chosen) = match choosing {
             Choosing::AllCandidates => {
                 let mut by_leaf: BTreeMap<String, Vec<&Candidate>> = BTreeMap::new();

@@ -1,5 +1,7 @@
 //! Monitoring properties over a run: one [`PropertyMonitor`] per property, or a [`PropertySet`].
 
+use std::collections::BTreeSet;
+
 use serde::{Deserialize, Serialize};
 
 use super::formula::Formula;
@@ -69,8 +71,6 @@ pub struct PropertyReport {
     pub name: String,
     /// Its verdict.
     pub verdict: Verdict,
-    /// Number of obligations that failed over the run (each step's failures counted once).
-    pub violating_steps: u64,
     /// The first [`MAX_KEPT_ERRORS`] predicate errors of the run.
     pub predicate_errors: Vec<PredicateFailure>,
     /// How many predicate errors the run had in total.
@@ -92,7 +92,6 @@ pub struct PropertyMonitor {
     pending: Vec<Term>,
     scratch: Vec<Term>,
     first_violation: Option<(u64, u64)>,
-    violating_steps: u64,
     errors: Vec<PredicateFailure>,
     error_count: u64,
 }
@@ -108,7 +107,6 @@ impl PropertyMonitor {
             pending: Vec::new(),
             scratch: Vec::new(),
             first_violation: None,
-            violating_steps: 0,
             errors: Vec::new(),
             error_count: 0,
         }
@@ -142,7 +140,6 @@ impl PropertyMonitor {
         normalise(&mut self.scratch, Junction::And);
         std::mem::swap(&mut self.pending, &mut self.scratch);
         if failed {
-            self.violating_steps += 1;
             self.first_violation.get_or_insert((step.index, step.time_ms));
         }
         self.status()
@@ -242,7 +239,6 @@ impl PropertyMonitor {
         PropertyReport {
             name: self.name.clone(),
             verdict: self.verdict(),
-            violating_steps: self.violating_steps,
             predicate_errors: self.errors.clone(),
             predicate_error_count: self.error_count,
         }
@@ -280,17 +276,28 @@ impl PropertySet {
         }
     }
 
-    /// Progresses every property against `step`; returns the names of the properties first violated
-    /// at this step.
+    /// Progresses every property not yet violated against `step`; returns the names of the
+    /// properties first violated at this step. A violated property is decided for the run: its
+    /// verdict cannot change, so it is not progressed any more and its predicates are not needed
+    /// (see [`PropertySet::needed_predicates`]).
     pub fn step(&mut self, step: &StepInput<'_>) -> Vec<&str> {
         let mut newly_violated = Vec::new();
         for monitor in &mut self.monitors {
-            let was_ok = monitor.status() == Status::Ok;
-            if monitor.step(step) != Status::Ok && was_ok {
+            if monitor.status() == Status::Ok && monitor.step(step) != Status::Ok {
                 newly_violated.push(monitor.name());
             }
         }
         newly_violated
+    }
+
+    /// The predicates the next step must evaluate: those of the properties not yet violated.
+    /// It changes only when a property is first violated.
+    pub fn needed_predicates(&self) -> BTreeSet<u32> {
+        self.monitors
+            .iter()
+            .filter(|monitor| monitor.status() == Status::Ok)
+            .flat_map(|monitor| monitor.predicate_ids.iter().copied())
+            .collect()
     }
 
     /// The monitors.

@@ -245,7 +245,6 @@ fn violation_is_the_first_failing_step_and_monitoring_goes_on() {
     }
     let violated = Status::Violated { step: 1, time_ms: 7 };
     assert_eq!(statuses, vec![Status::Ok, violated, violated, violated]);
-    assert_eq!(monitor.report().violating_steps, 2);
     assert_eq!(
         monitor.verdict(),
         Verdict::Violated {
@@ -497,6 +496,54 @@ fn a_property_set_reports_new_violations_once() {
     assert_eq!(
         residuals["q answers p"],
         serde_json::json!([{"op": "eventually", "arg": {"op": "pred", "id": 1}}])
+    );
+}
+
+#[test]
+fn a_violated_property_is_decided_and_needs_no_more_predicates() {
+    let mut set = PropertySet::new([
+        ("always p".to_string(), p()),
+        ("never r".to_string(), r().not()),
+        ("q answers p".to_string(), p().implies(q().eventually())),
+    ]);
+    let mut step = |index: u64, predicates: &[PredicateValue]| {
+        let names: Vec<String> = set
+            .step(&StepInput {
+                index,
+                time_ms: 0,
+                predicates,
+            })
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        (names, set.needed_predicates().into_iter().collect::<Vec<u32>>())
+    };
+    assert_eq!(step(0, &values("p")), (vec![], vec![P, Q, R]));
+    // p is still needed by "q answers p" after "always p" is violated.
+    assert_eq!(
+        step(1, &values("")),
+        (vec!["always p".to_string()], vec![P, Q, R])
+    );
+    assert_eq!(step(2, &values("r")), (vec!["never r".to_string()], vec![P, Q]));
+    // A step without r's value: "never r" is decided, so it is neither stepped nor
+    // charged with a missing predicate.
+    assert_eq!(step(3, &[Ok(true), Ok(false)]), (vec![], vec![P, Q]));
+    let reports = set.reports();
+    assert_eq!(reports[1].predicate_errors, vec![]);
+    assert_eq!(
+        reports
+            .iter()
+            .map(|report| report.verdict.name())
+            .collect::<Vec<_>>(),
+        ["violated", "violated", "unmet"]
+    );
+    assert_eq!(
+        set.reports()[1].verdict,
+        Verdict::Violated {
+            step: 2,
+            time_ms: 0,
+            errors: vec![]
+        }
     );
 }
 

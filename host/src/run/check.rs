@@ -48,12 +48,15 @@ pub fn check(spec: &Path, run_dir: &Path, strict: bool) -> Result<(CheckReport, 
             continue;
         }
         let step = instance.step(&record.state)?;
-        verifier.step(
+        let (_, violations) = verifier.step(
             record.step,
             record.time,
             &predicate_values(&step),
             record.state.last_action.as_ref(),
         );
+        if !violations.is_empty() {
+            instance.evaluate_only(&verifier.needed_predicates());
+        }
     }
     let properties = verifier.summaries();
     let mut counts = Counts::default();

@@ -1,7 +1,7 @@
 //! Checking a spec's properties step by step, shared by `uatu run` and
 //! `uatu check` so that both reach the same verdicts from the same states.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::Error;
@@ -99,6 +99,13 @@ impl Verifier {
         (standings, events)
     }
 
+    /// The predicates a step must run for the properties not yet violated; it
+    /// changes only at a step that violates a property (pass it to
+    /// [`crate::spec::SpecInstance::evaluate_only`] then).
+    pub fn needed_predicates(&self) -> BTreeSet<u32> {
+        self.properties.needed_predicates()
+    }
+
     /// Whether any property has been violated so far.
     pub fn any_violated(&self) -> bool {
         self.properties
@@ -153,6 +160,8 @@ pub fn predicate_values(step: &SpecStep) -> Vec<PredicateValue> {
         .iter()
         .map(|value| match value {
             crate::spec::PredicateValue::Value(holds) => Ok(*holds),
+            // Read by no property: every one that refers to it is decided.
+            crate::spec::PredicateValue::Skipped => Ok(false),
             crate::spec::PredicateValue::Error { error } => Err(PredicateError {
                 message: error.message.clone(),
                 stack: Some(error.stack.clone()).filter(|s| !s.is_empty()),

@@ -1,7 +1,7 @@
 //! A sandboxed instance of the provider running one spec: no files, network,
 //! environment or clock; a deadline per call and a memory cap.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -243,6 +243,9 @@ pub enum PredicateValue {
         /// What it threw.
         error: JsError,
     },
+    /// The predicate was not run: no property still checked refers to it
+    /// ([`SpecInstance::evaluate_only`]).
+    Skipped,
 }
 
 impl PredicateValue {
@@ -339,6 +342,9 @@ pub struct SpecInstance {
     generators: bool,
     /// The step index of the last step that ran, for [`SpecInstance::offer`].
     last_step: Option<u64>,
+    /// The predicates not to run from the next step on, when that changed since the
+    /// last step ([`SpecInstance::evaluate_only`]); the runtime keeps the list.
+    skip_predicates: Option<Vec<u32>>,
 }
 
 const STATUS_OK: u32 = 0;
@@ -444,6 +450,9 @@ struct JsState<'a> {
     last_action: &'a Option<crate::action::ResolvedAction>,
     /// Whether the generators run (`false`: only extractors and predicates).
     generate: bool,
+    /// The predicates not to run from this step on, when that changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    skip_predicates: Option<&'a [u32]>,
 }
 
 impl SpecInstance {
@@ -564,6 +573,7 @@ impl SpecInstance {
             timings: StepTimings::default(),
             generators: true,
             last_step: None,
+            skip_predicates: None,
         })
     }
 
@@ -641,6 +651,16 @@ impl SpecInstance {
     /// the branches it draws ([`SpecInstance::offer`]).
     pub fn set_generators(&mut self, on: bool) {
         self.generators = on;
+    }
+
+    /// Runs only the predicates in `needed` from the next step on: a predicate that no
+    /// property still checked refers to (every property using it is violated, see
+    /// [`crate::ltl::PropertySet::needed_predicates`]) is not run, and its value is
+    /// [`PredicateValue::Skipped`]. Every predicate runs until this is called.
+    pub fn evaluate_only(&mut self, needed: &BTreeSet<u32>) {
+        let count = self.description.as_ref().map_or(0, |d| d.predicates.len());
+        let skipped = (0..count as u32).filter(|id| !needed.contains(id)).collect();
+        self.skip_predicates = Some(skipped);
     }
 
     /// The spec's action tree, as numbered at load (empty before it).
@@ -730,10 +750,12 @@ impl SpecInstance {
             exceptions: &state.exceptions,
             last_action: &state.last_action,
             generate: self.generators,
+            skip_predicates: self.skip_predicates.as_deref(),
         };
         serde_json::to_writer(&mut buffer, &js_state)
             .map_err(|e| self.protocol(phase.clone(), e.to_string()))?;
         // The runtime applies these at the start of its step, whatever follows.
+        self.skip_predicates = None;
         self.sent_screen = Some(state.screen);
         for key in &removed {
             self.sent_snapshots.remove(key);

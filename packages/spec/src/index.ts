@@ -510,12 +510,22 @@ interface RawState {
   step: number; time: number; screen?: { width: number; height: number };
   snapshots?: Record<string, unknown>; removedSnapshots?: string[]; hierarchyChanged?: boolean;
   logs?: LogEntry[]; exceptions?: ExceptionInfo[]; lastAction?: unknown; generate?: boolean;
+  /** The predicates not to run from this step on (sent when it changes). */
+  skipPredicates?: number[];
 }
+
+// The predicates no property still checked refers to (every one using them is
+// violated, so decided for the run): the host says which, and they are not run.
+let skippedPredicates: boolean[] = [];
 
 /** One step; its result goes back as JSON (the provider serialises it). */
 function step(raw: RawState): object {
   currentTime = raw.time;
   if (raw.screen !== undefined) screen = Object.freeze(raw.screen);
+  if (raw.skipPredicates !== undefined) {
+    skippedPredicates = predicates.map(() => false);
+    for (const id of raw.skipPredicates) skippedPredicates[id] = true;
+  }
   if (raw.hierarchyChanged !== false) newScreen();
   const removed: string[] = raw.removedSnapshots ?? [];
   const changed: Record<string, unknown> = raw.snapshots ?? {};
@@ -548,8 +558,12 @@ function step(raw: RawState): object {
     }
   }
   mark(PHASE_PREDICATES);
-  const values: (boolean | { error: { message: string; stack: string } })[] = [];
+  const values: (boolean | null | { error: { message: string; stack: string } })[] = [];
   for (let i = 0; i < predicates.length; i++) {
+    if (skippedPredicates[i] === true) {
+      values.push(null);
+      continue;
+    }
     doing(2_000_000 + i);
     try {
       values.push(predicates[i].fn(state) ? true : false);
