@@ -280,6 +280,21 @@ fn output_json(ctx: &Ctx<'_>, value: Value<'_>) -> quickjs::Result<Vec<u8>> {
     })
 }
 
+/// [`output_json`] of what the runtime's `step` or `generate` returned; when it cannot
+/// be written (a cyclic value, a BigInt), the runtime's `unwritable` throws an error
+/// naming the extractor or generator whose value it is, else the writer's error stands.
+fn results_json<'js>(ctx: &Ctx<'js>, runtime: &Object<'js>, result: Value<'js>) -> quickjs::Result<Vec<u8>> {
+    match output_json(ctx, result.clone()) {
+        Err(quickjs::Error::Exception) => {
+            let thrown = ctx.catch();
+            let unwritable: Function = runtime.get("unwritable")?;
+            unwritable.call::<_, ()>((result, thrown.clone()))?;
+            Err(ctx.throw(thrown))
+        }
+        written => written,
+    }
+}
+
 /// One spec step over the state JSON in the input.
 #[unsafe(export_name = "uatu_step")]
 pub extern "C" fn uatu_step(len: usize) -> *const u32 {
@@ -288,7 +303,7 @@ pub extern "C" fn uatu_step(len: usize) -> *const u32 {
         let runtime: Object = ctx.globals().get("__uatu")?;
         let step: Function = runtime.get("step")?;
         let result: Value = step.call((state,))?;
-        output_json(ctx, result)
+        results_json(ctx, &runtime, result)
     })
 }
 
@@ -300,6 +315,6 @@ pub extern "C" fn uatu_generate(place: u32) -> *const u32 {
         let runtime: Object = ctx.globals().get("__uatu")?;
         let generate: Function = runtime.get("generate")?;
         let result: Value = generate.call((place,))?;
-        output_json(ctx, result)
+        results_json(ctx, &runtime, result)
     })
 }

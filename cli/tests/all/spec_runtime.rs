@@ -709,7 +709,7 @@ export const actions = waitOnce;
 /// A step's results leave the runtime as `JSON.stringify` would write them (the
 /// provider transcodes them in Rust): `toJSON` called, functions and `undefined`
 /// dropped from objects and `null` in arrays, whole numbers as integers, NaN as
-/// `null`; a cyclic value is the spec's error.
+/// `null`; a cyclic value is the spec's error, naming the extractor.
 #[test]
 fn extractor_values_are_recorded_as_json_stringify_writes_them() {
     let (_dir, path) = spec_file(
@@ -755,7 +755,11 @@ export const actions = waitOnce;
     let SpecError::Thrown { message, .. } = &error else {
         panic!("a cyclic value is the spec's error, not {error:?}")
     };
-    assert!(message.contains("circular"), "{message}");
+    assert!(
+        message.contains("extractor cyclic: its value cannot be recorded as JSON")
+            && message.contains("circular"),
+        "names the extractor: {message}"
+    );
 }
 
 /// Predicates outside `evaluate_only` are not run (a violated property's, in a run)
@@ -796,4 +800,38 @@ export const actions = waitOnce;
         again.predicates,
         [PredicateValue::Value(false), PredicateValue::Value(true)]
     );
+}
+
+/// A generator's action that cannot be sent as JSON is the spec's error naming the
+/// generator, whether its branch is offered on demand or every generator runs.
+#[test]
+fn a_cyclic_action_is_an_error_naming_its_generator() {
+    let (_dir, path) = spec_file(
+        "cyclic_action.ts",
+        r#"import { actions, always, Tap, weighted } from "@uatu/spec";
+export const properties = { ok: always(() => true) };
+const looped = () => {
+  const action: Record<string, unknown> = { ...Tap({ on: "desc:row_1" }) };
+  action.self = action;
+  return action as any;
+};
+export const actionsRoot = weighted([1, actions(looped, "looped")]);
+"#,
+    );
+    for on_demand in [true, false] {
+        let (_m, mut spec) = start(&path, 1, SpecLimits::default()).unwrap();
+        spec.set_generators(!on_demand);
+        let error = if on_demand {
+            spec.step(&state(0, 0)).unwrap();
+            spec.offer(1).unwrap_err()
+        } else {
+            spec.step(&state(0, 0)).unwrap_err()
+        };
+        let message = error.to_string();
+        assert!(
+            message.contains("generator looped: an action cannot be sent as JSON")
+                && message.contains("circular"),
+            "names the generator: {message}"
+        );
+    }
 }

@@ -358,7 +358,8 @@ function freezeElements(elements: Element[]): Element[] {
     Object.freeze(elements[i].bounds);
     Object.freeze(elements[i]);
   }
-  return Object.freeze(elements);
+  Object.freeze(elements);
+  return elements;
 }
 
 function newScreen(): void {
@@ -593,9 +594,31 @@ function generate(place: number): Output | undefined {
   return out.candidates.length === 0 && out.generatorErrors.length === 0 ? undefined : out;
 }
 
+/** Called by the provider when a step's results or a branch's candidates cannot be
+ * written as JSON (a cyclic value, a BigInt): throws naming the extractor, or the
+ * generator, whose value it is. `error` is what the writer threw. */
+function unwritable(result: Partial<Output> & { extractors?: Record<string, unknown> }, error: unknown): void {
+  const why = errorMessage(error);
+  for (const name in result.extractors ?? {}) {
+    try {
+      JSON.stringify(result.extractors?.[name]);
+    } catch {
+      throw new SpecError(`extractor ${name}: its value cannot be recorded as JSON (${why})`);
+    }
+  }
+  for (const [place, action] of result.candidates ?? []) {
+    try {
+      JSON.stringify(action);
+    } catch {
+      const label = tree[place]?.gen.label;
+      throw new SpecError(`generator ${label ?? `at place ${place}`}: an action cannot be sent as JSON (${why})`);
+    }
+  }
+}
+
 const g = globalThis as any;
 if (g.__uatu === undefined) {
-  g.__uatu = { load, step, generate };
+  g.__uatu = { load, step, generate, unwritable };
   Math.random = random;
   g.Date = SpecDate;
 }
