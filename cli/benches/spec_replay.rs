@@ -82,9 +82,7 @@ fn replay(spec: &Path, run: &Path) -> anyhow::Result<Replay> {
             &predicate_values(&step),
             record.state.last_action.as_ref(),
         );
-        if !violations.is_empty() {
-            instance.evaluate_only(&verifier.needed_predicates());
-        }
+        verifier.skip_decided_predicates(&violations, &mut instance);
         let checked = Instant::now();
         let tree = instance.action_tree();
         // The generators run inside the draw: each branch it draws is offered by the spec.

@@ -145,9 +145,7 @@ fn replay(spec: &str, run: &Path, choosing: Choosing) -> Replayed {
             record.state.last_action.as_ref(),
         );
         // As `uatu run` and `uatu check` do: a violated property's predicates stop running.
-        if !violations.is_empty() {
-            instance.evaluate_only(&verifier.needed_predicates());
-        }
+        verifier.skip_decided_predicates(&violations, &mut instance);
         let (leaves, chosen) = match choosing {
             Choosing::AllCandidates => {
                 let mut by_leaf: BTreeMap<String, Vec<&Candidate>> = BTreeMap::new();

@@ -54,9 +54,7 @@ pub fn check(spec: &Path, run_dir: &Path, strict: bool) -> Result<(CheckReport, 
             &predicate_values(&step),
             record.state.last_action.as_ref(),
         );
-        if !violations.is_empty() {
-            instance.evaluate_only(&verifier.needed_predicates());
-        }
+        verifier.skip_decided_predicates(&violations, &mut instance);
     }
     let properties = verifier.summaries();
     let mut counts = Counts::default();

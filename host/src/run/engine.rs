@@ -815,10 +815,8 @@ impl Session<'_> {
             self.verifier
                 .step(state.step, state.time, &predicates, state.last_action.as_ref());
         metrics.ltl_us = ltl_started.elapsed().as_micros() as u64;
-        if !violations.is_empty() {
-            // A violated property is decided: its predicates need not run any more.
-            self.spec.evaluate_only(&self.verifier.needed_predicates());
-        }
+        self.verifier
+            .skip_decided_predicates(&violations, &mut *self.spec);
         self.violated += violations.len();
         events.extend(violations);
         Ok(Evaluated {

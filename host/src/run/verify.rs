@@ -1,13 +1,13 @@
 //! Checking a spec's properties step by step, shared by `uatu run` and
 //! `uatu check` so that both reach the same verdicts from the same states.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::Error;
 use crate::action::ResolvedAction;
 use crate::ltl::{Formula, PredicateError, PredicateValue, PropertySet, StepInput, Verdict};
-use crate::spec::SpecStep;
+use crate::spec::{SpecInstance, SpecStep};
 use crate::trace::{Counts, Event, PropertyStep, PropertySummary};
 
 /// The properties of one run, with the first step each was violated at.
@@ -99,11 +99,13 @@ impl Verifier {
         (standings, events)
     }
 
-    /// The predicates a step must run for the properties not yet violated; it
-    /// changes only at a step that violates a property (pass it to
-    /// [`crate::spec::SpecInstance::evaluate_only`] then).
-    pub fn needed_predicates(&self) -> BTreeSet<u32> {
-        self.properties.needed_predicates()
+    /// After a step whose `violations` ([`Verifier::step`]'s events) are not empty:
+    /// a violated property is decided, so `spec` stops running the predicates that
+    /// only decided properties refer to. The set changes at no other step.
+    pub fn skip_decided_predicates(&self, violations: &[Event], spec: &mut SpecInstance) {
+        if !violations.is_empty() {
+            spec.evaluate_only(&self.properties.needed_predicates());
+        }
     }
 
     /// Whether any property has been violated so far.
