@@ -106,8 +106,9 @@ fn finish(status: u32, output: Vec<u8>) -> *const u32 {
     }
 }
 
-fn input(len: usize) -> &'static [u8] {
-    unsafe { &INPUT[..len.min(INPUT.len())] }
+/// The first `len` bytes the host wrote (mutable: the state's JSON parser works in place).
+fn input(len: usize) -> &'static mut [u8] {
+    unsafe { &mut INPUT[..len.min(INPUT.len())] }
 }
 
 /// The thrown value as `{"message", "stack"}` JSON.
@@ -258,8 +259,7 @@ pub extern "C" fn uatu_load(len: usize, seed_hi: u32, seed_lo: u32) -> *const u3
 /// (javy's serde bridge), not through a JavaScript string and `JSON.parse`: the
 /// state crosses at every step.
 fn input_value<'js>(ctx: &Ctx<'js>, len: usize) -> quickjs::Result<Value<'js>> {
-    let bytes = unsafe { &mut INPUT[..len.min(INPUT.len())] };
-    javy_plugin_api::javy::json::parse(ctx.clone(), bytes)
+    javy_plugin_api::javy::json::parse(ctx.clone(), input(len))
         .map_err(|e| quickjs::Error::new_from_js_message("state", "value", format!("the state is not JSON: {e}")))
 }
 
