@@ -538,7 +538,7 @@ fn a_violated_property_is_decided_and_needs_no_more_predicates() {
         ["violated", "violated", "unmet"]
     );
     assert_eq!(
-        set.reports()[1].verdict,
+        reports[1].verdict,
         Verdict::Violated {
             step: 2,
             time_ms: 0,
