@@ -1,9 +1,13 @@
-//! A spec step over the states of a recorded Folio run: what `uatu check` does per
-//! step, plus the built-in strategy's draw that `uatu run` adds, in process, with no
-//! device. Each step: read the record from the trace (compact format: the
-//! hierarchy rebuilt from its store), the spec's step (extractors, predicates), the
-//! LTL update, the draw (the generators of the branches it draws, as `uatu run`
-//! without a strategy plugin).
+//! A spec step over the states of a recorded Folio run, in process, with no device,
+//! in two modes:
+//!
+//! - **check**: what `uatu check` does per step: read the record from the trace
+//!   (compact format: the hierarchy rebuilt from its store), the spec's step
+//!   (extractors, predicates; no generator, no extractor value sent back), the LTL
+//!   update;
+//! - **run**: the spec's part of a `uatu run` step without a strategy plugin: the
+//!   same, with the extractors' values sent back for the record and the built-in
+//!   draw (the generators of the branches it draws).
 //!
 //! The run is recorded once (`uatu run --spec examples/folio/spec.ts --seed 7
 //! --sim-latency 0 --no-screenshots`, `REPLAY_STEPS` steps, default 2,000), then
@@ -51,11 +55,21 @@ struct Replay {
     parts: Vec<[Duration; PARTS.len()]>,
 }
 
-fn replay(spec: &Path, run: &Path) -> anyhow::Result<Replay> {
+/// What a replayed step does besides the spec's step and the LTL update.
+#[derive(Clone, Copy, Debug)]
+enum Mode {
+    /// `uatu check`: nothing else.
+    Check,
+    /// `uatu run`'s spec part: the extractors' values back, and the built-in draw.
+    Run,
+}
+
+fn replay(spec: &Path, run: &Path, mode: Mode) -> anyhow::Result<Replay> {
     let seed = read_meta(run)?.seed;
     let module = SpecModule::load(spec)?;
     let mut instance = SpecInstance::new(&module, SpecLimits::default())?;
     instance.set_generators(false);
+    instance.set_extractor_values(matches!(mode, Mode::Run));
     let description = instance.load(&module, seed)?;
     let mut verifier = Verifier::for_spec(spec, &description.properties)?;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -84,22 +98,24 @@ fn replay(spec: &Path, run: &Path) -> anyhow::Result<Replay> {
         );
         verifier.skip_decided_predicates(&violations, &mut instance);
         let checked = Instant::now();
-        let tree = instance.action_tree();
         // The generators run inside the draw: each branch it draws is offered by the spec.
         let mut offering = Duration::ZERO;
-        let mut offer = |place| {
-            let asked = Instant::now();
-            let offered = instance.offer(place)?;
-            offering += asked.elapsed();
-            replay.offers += 1;
-            Ok::<_, uatu::spec::SpecError>(offered.candidates)
-        };
-        std::hint::black_box(draw_on_demand(
-            &tree,
-            &record.state.hierarchy,
-            &mut rng,
-            &mut offer,
-        )?);
+        if matches!(mode, Mode::Run) {
+            let tree = instance.action_tree();
+            let mut offer = |place| {
+                let asked = Instant::now();
+                let offered = instance.offer(place)?;
+                offering += asked.elapsed();
+                replay.offers += 1;
+                Ok::<_, uatu::spec::SpecError>(offered.candidates)
+            };
+            std::hint::black_box(draw_on_demand(
+                &tree,
+                &record.state.hierarchy,
+                &mut rng,
+                &mut offer,
+            )?);
+        }
         let drawn = Instant::now();
 
         let timings = step_timings;
@@ -168,14 +184,17 @@ fn main() -> anyhow::Result<()> {
             .join(" ")
     );
     let passes = env_u64("REPLAY_PASSES", 5).max(1);
-    for spec in &specs {
+    for (spec, mode) in specs
+        .iter()
+        .flat_map(|spec| [(spec, Mode::Check), (spec, Mode::Run)])
+    {
         // A first pass warms the caches (the compiled provider, the built spec). Of the
         // passes after it, each step keeps its fastest: on a shared machine the others
         // mostly measure the time the bench was not running.
-        replay(spec, &run)?;
-        let mut best = replay(spec, &run)?;
+        replay(spec, &run, mode)?;
+        let mut best = replay(spec, &run, mode)?;
         for _ in 1..passes {
-            let pass = replay(spec, &run)?;
+            let pass = replay(spec, &run, mode)?;
             for (i, total) in pass.totals.iter().enumerate() {
                 if *total < best.totals[i] {
                     best.totals[i] = *total;
@@ -187,7 +206,7 @@ fn main() -> anyhow::Result<()> {
         let mean = best.totals.iter().sum::<Duration>() / steps;
         let name = spec.strip_prefix(workspace()).unwrap_or(spec);
         println!(
-            "{}: {} steps, per step (fastest of {passes} passes) p50 {}  p90 {}  mean {}",
+            "{} ({mode:?}): {} steps, per step (fastest of {passes} passes) p50 {}  p90 {}  mean {}",
             name.display(),
             best.totals.len(),
             millis(percentile(&mut best.totals, 0.5)),
@@ -197,7 +216,7 @@ fn main() -> anyhow::Result<()> {
         for (i, part) in PARTS.iter().enumerate() {
             let sum: Duration = best.parts.iter().map(|parts| parts[i]).sum();
             println!("  {part:<22} {}", millis(sum / steps));
-            if i == 5 {
+            if i == 5 && matches!(mode, Mode::Run) {
                 println!(
                     "    ({:.2} branches offered per step)",
                     best.offers as f64 / f64::from(steps)

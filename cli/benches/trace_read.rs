@@ -1,5 +1,6 @@
 //! Reading a long compact trace back: indexing it, the first page, a page at the
-//! end, and every record, as `uatu inspect` and `uatu check` do.
+//! end, every record (`uatu inspect`, `uatu report`), and every record's state alone
+//! (`uatu check`).
 //!
 //! Run: `cargo bench -p uatu-cli --bench trace_read`. Knobs (environment):
 //! `TRACE_READ_DIR` (a run directory to read; otherwise a run of `TRACE_READ_STEPS`
@@ -60,6 +61,12 @@ fn main() {
         all += 1;
     }
     let whole = started.elapsed();
+    let started = Instant::now();
+    let mut states = TraceReader::open(&dir).expect("opens").states();
+    while let Some(state) = states.next() {
+        std::hint::black_box(state.expect("a state"));
+    }
+    let states_only = started.elapsed();
     println!("\n### reading a trace of {records} steps ({})\n", dir.display());
     println!("| measure | time |\n|---|---|");
     println!(
@@ -69,4 +76,8 @@ fn main() {
     println!("| steps 0..50 | {:.1} ms |", first_page.as_secs_f64() * 1e3);
     println!("| the last 50 steps | {:.1} ms |", last_page.as_secs_f64() * 1e3);
     println!("| every record ({all}) | {:.0} ms |", whole.as_secs_f64() * 1e3);
+    println!(
+        "| every record's state alone (`uatu check`) | {:.0} ms |",
+        states_only.as_secs_f64() * 1e3
+    );
 }

@@ -835,3 +835,45 @@ export const actionsRoot = weighted([1, actions(looped, "looped")]);
         );
     }
 }
+
+/// With the extractors' values off (`uatu check`) every extractor still runs, one
+/// keeping state included, and the predicates see what they see with the values on;
+/// no value comes back. Turned back on, the next step returns every value, those
+/// that did not change included.
+#[test]
+fn extractor_values_turned_off_still_run_every_extractor() {
+    let source = r#"import { always, extract, waitOnce } from "@uatu/spec";
+let seen = 0;
+const count = extract(() => ++seen, "count");
+const constant = extract(() => "same", "constant");
+export const properties = { counted: always(() => count.current === (count.previous ?? 0) + 1) };
+export const actions = waitOnce;
+"#;
+    let (_dir, path) = spec_file("values.ts", source);
+    let (_m, mut with_values) = start(&path, 1, SpecLimits::default()).unwrap();
+    let (_m2, mut without) = start(&path, 1, SpecLimits::default()).unwrap();
+    without.set_extractor_values(false);
+    for step in 0..3 {
+        let expected = with_values.step(&state(step, 0)).unwrap();
+        let got = without.step(&state(step, 0)).unwrap();
+        assert!(got.extractors.is_empty(), "step {step}: {:?}", got.extractors);
+        assert_eq!(got.predicates, expected.predicates, "step {step}");
+        assert!(holds(&got, 0), "step {step}");
+    }
+    without.set_extractor_values(true);
+    let again = without.step(&state(3, 0)).unwrap();
+    assert_eq!(
+        again.extractors["count"],
+        serde_json::json!(4),
+        "every step ran it"
+    );
+    assert_eq!(
+        again.extractors["constant"],
+        serde_json::json!("same"),
+        "sent though unchanged"
+    );
+    assert_eq!(
+        again.extractors,
+        with_values.step(&state(3, 0)).unwrap().extractors
+    );
+}

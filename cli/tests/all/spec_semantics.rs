@@ -9,7 +9,8 @@
 //! Both were written by [`record_the_corpus`]; regenerating the golden with changed
 //! code would only compare that code with itself.
 //!
-//! Two ways of choosing are checked against it: every generator at every step (what
+//! `uatu check` over each run must give the golden verdicts. Two ways of choosing
+//! are checked against it: every generator at every step (what
 //! a strategy plugin is given), which must give the golden exactly; and the
 //! built-in draw that runs only the branches it draws, which draws other random
 //! numbers (docs/running.md) and so must give the same verdicts, the same
@@ -132,7 +133,8 @@ fn replay(spec: &str, run: &Path, choosing: Choosing) -> Replayed {
     let mut verifier = Verifier::for_spec(&spec, &description.properties).expect("properties");
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut steps = Vec::new();
-    for record in TraceReader::open(run).expect("trace").states() {
+    let mut states = TraceReader::open(run).expect("trace").states();
+    while let Some(record) = states.next() {
         let record = record.expect("record");
         if !record.evaluated {
             continue;
@@ -214,6 +216,24 @@ fn replaying_the_corpus_gives_the_golden_verdicts_candidates_and_choices() {
         for (actual, expected) in actual.steps.iter().zip(&expected.steps) {
             assert_eq!(actual, expected, "{name}: step {}", expected.step);
         }
+    }
+}
+
+/// `uatu check` over each run (no generator runs, no extractor value comes back, the
+/// states are read alone from the trace): the golden verdicts and first violations.
+#[test]
+fn checking_the_corpus_gives_the_golden_verdicts() {
+    let golden = read_golden();
+    for &(name, spec, _, _) in CORPUS {
+        let (report, _) = uatu::run::check(&workspace().join(spec), &corpus_dir().join(name), false)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let verdicts: BTreeMap<String, (String, Option<u64>)> = report
+            .properties
+            .into_iter()
+            .map(|summary| (summary.name, (summary.verdict, summary.first_violation_step)))
+            .collect();
+        assert_eq!(verdicts, golden[name].verdicts, "{name}: verdicts");
+        assert_eq!(report.steps, golden[name].steps.len() as u64, "{name}: steps");
     }
 }
 

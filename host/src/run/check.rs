@@ -33,15 +33,17 @@ pub fn check(spec: &Path, run_dir: &Path, strict: bool) -> Result<(CheckReport, 
     let meta = read_meta(run_dir).map_err(not_a_run)?;
     let module = SpecModule::load(spec)?;
     let mut instance = SpecInstance::new(&module, SpecLimits::default())?;
-    // A check chooses no action: the generators need not run.
+    // A check chooses no action and records nothing: the generators need not run, and
+    // the extractors' values need not come back.
     instance.set_generators(false);
+    instance.set_extractor_values(false);
     let description = instance.load(&module, meta.seed)?;
     let mut verifier = Verifier::for_spec(spec, &description.properties)?;
 
     // Only the recorded states: the rest of each record is what this check recomputes.
     let mut reader = TraceReader::open(run_dir).map_err(not_a_run)?.states();
     let mut steps = 0;
-    for record in reader.by_ref() {
+    while let Some(record) = reader.next() {
         let record = record.map_err(not_a_run)?;
         steps += 1;
         if !record.evaluated {

@@ -303,6 +303,7 @@ pub struct SpecStep {
     pub predicates: Vec<PredicateValue>,
     /// Extractor name → its current value: shared with the instance, which keeps
     /// them for the next step (copied only if a step's values are still held then).
+    /// Empty when [`SpecInstance::set_extractor_values`] turned them off.
     pub extractors: Arc<serde_json::Map<String, serde_json::Value>>,
     /// The extractors that threw.
     pub extractor_errors: Vec<ExtractorError>,
@@ -340,6 +341,8 @@ pub struct SpecInstance {
     timings: StepTimings,
     /// Whether a step runs the generators ([`SpecInstance::set_generators`]).
     generators: bool,
+    /// Whether a step returns the extractors' values ([`SpecInstance::set_extractor_values`]).
+    extractor_values: bool,
     /// The step index of the last step that ran, for [`SpecInstance::offer`].
     last_step: Option<u64>,
     /// The predicates not to run from the next step on, when that changed since the
@@ -380,17 +383,33 @@ struct RawNamed {
     stack: String,
 }
 
+/// What the runtime's `step` returns; empty lists are left out.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct RawStep {
-    predicates: Vec<PredicateValue>,
+    /// One character per predicate: `1` held, `0` did not, `-` not run, `!` threw (its
+    /// error in `predicate_errors`). A string crosses out of QuickJS far more cheaply
+    /// than a list of values: every predicate of every step crosses.
+    predicates: String,
+    #[serde(default)]
+    predicate_errors: Vec<RawPredicateError>,
+    #[serde(default)]
     extractors: serde_json::Map<String, serde_json::Value>,
     #[serde(default)]
     extractor_errors: Vec<ExtractorError>,
     /// `[place, action]`, or `[place, "taps" | "swipes"]` for the host to expand.
+    #[serde(default)]
     candidates: Vec<(usize, serde_json::Value)>,
     #[serde(default)]
     generator_errors: Vec<RawGeneratorError>,
+}
+
+#[derive(Deserialize)]
+struct RawPredicateError {
+    id: usize,
+    message: String,
+    #[serde(default)]
+    stack: String,
 }
 
 /// What `generate` returns: the candidates of one branch of the action tree.
@@ -450,6 +469,8 @@ struct JsState<'a> {
     last_action: &'a Option<crate::action::ResolvedAction>,
     /// Whether the generators run (`false`: only extractors and predicates).
     generate: bool,
+    /// Whether the extractors' changed values come back (`false`: none do).
+    extractor_values: bool,
     /// The predicates not to run from this step on, when that changed.
     #[serde(skip_serializing_if = "Option::is_none")]
     skip_predicates: Option<&'a [u32]>,
@@ -572,6 +593,7 @@ impl SpecInstance {
             broken: false,
             timings: StepTimings::default(),
             generators: true,
+            extractor_values: true,
             last_step: None,
             skip_predicates: None,
         })
@@ -651,6 +673,15 @@ impl SpecInstance {
     /// the branches it draws ([`SpecInstance::offer`]).
     pub fn set_generators(&mut self, on: bool) {
         self.generators = on;
+    }
+
+    /// Whether steps return the extractors' values (the default). `uatu check` records
+    /// nothing and turns them off: the extractors all still run (predicates, generators
+    /// and other extractors read them, and an extractor may keep state of its own), but
+    /// their values are not written out, sent or parsed, and [`SpecStep::extractors`] is
+    /// empty. Turned back on, the next step returns every value.
+    pub fn set_extractor_values(&mut self, on: bool) {
+        self.extractor_values = on;
     }
 
     /// Runs only the predicates in `needed` from the next step on: a predicate that no
@@ -750,6 +781,7 @@ impl SpecInstance {
             exceptions: &state.exceptions,
             last_action: &state.last_action,
             generate: self.generators,
+            extractor_values: self.extractor_values,
             skip_predicates: self.skip_predicates.as_deref(),
         };
         serde_json::to_writer(&mut buffer, &js_state)
@@ -794,11 +826,22 @@ impl SpecInstance {
             )
         })?;
         self.last_step = Some(state.step);
-        Arc::make_mut(&mut self.extracted).extend(raw.extractors);
+        let extractors = if self.extractor_values {
+            Arc::make_mut(&mut self.extracted).extend(raw.extractors);
+            Arc::clone(&self.extracted)
+        } else {
+            Arc::default()
+        };
+        let predicates = predicate_values(&raw.predicates, raw.predicate_errors).map_err(|problem| {
+            self.protocol(
+                phase.clone(),
+                format!("bad predicate values from the spec runtime: {problem}"),
+            )
+        })?;
         let offer = self.candidates(&phase, &state.hierarchy, raw.candidates, raw.generator_errors)?;
         let mut step = SpecStep {
-            predicates: raw.predicates,
-            extractors: Arc::clone(&self.extracted),
+            predicates,
+            extractors,
             extractor_errors: raw.extractor_errors,
             candidates: offer.candidates,
             generator_errors: offer.generator_errors,
@@ -1069,4 +1112,114 @@ fn read_memory(caller: &mut Caller<'_, Host>, ptr: u32, len: u32) -> Option<Vec<
     let mut bytes = vec![0u8; len as usize];
     memory.read(&caller, ptr as usize, &mut bytes).ok()?;
     Some(bytes)
+}
+
+/// The predicates' values from the runtime's string of them (see [`RawStep`]), or what
+/// is wrong with it.
+fn predicate_values(
+    codes: &str,
+    errors: Vec<RawPredicateError>,
+) -> Result<Vec<PredicateValue>, BadPredicates> {
+    let mut values = codes
+        .bytes()
+        .map(|code| match code {
+            b'1' => Ok(PredicateValue::Value(true)),
+            b'0' => Ok(PredicateValue::Value(false)),
+            b'-' => Ok(PredicateValue::Skipped),
+            // Filled in from the errors below.
+            b'!' => Ok(PredicateValue::Value(false)),
+            other => Err(BadPredicates::Code(other as char)),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let thrown = codes.bytes().filter(|&code| code == b'!').count();
+    if errors.len() != thrown {
+        return Err(BadPredicates::Errors {
+            thrown,
+            errors: errors.len(),
+        });
+    }
+    for RawPredicateError { id, message, stack } in errors {
+        match (codes.as_bytes().get(id), values.get_mut(id)) {
+            (Some(b'!'), Some(value)) => {
+                *value = PredicateValue::Error {
+                    error: JsError {
+                        message,
+                        stack,
+                        location: None,
+                    },
+                }
+            }
+            _ => return Err(BadPredicates::NotThrown(id)),
+        }
+    }
+    Ok(values)
+}
+
+/// What is wrong with a step's predicate values.
+#[derive(Debug, thiserror::Error)]
+enum BadPredicates {
+    #[error("`{0}` is not a predicate's value")]
+    Code(char),
+    #[error("{thrown} predicates threw, but {errors} errors came with them")]
+    Errors { thrown: usize, errors: usize },
+    #[error("an error came for predicate {0}, which did not throw")]
+    NotThrown(usize),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn thrown(id: usize) -> RawPredicateError {
+        RawPredicateError {
+            id,
+            message: format!("TypeError: {id}"),
+            stack: "at spec.js:3:5".into(),
+        }
+    }
+
+    #[test]
+    fn predicate_values_are_read_from_one_character_each_with_the_errors_apart() {
+        let values = predicate_values("10-!", vec![thrown(3)]).expect("reads");
+        assert_eq!(values.len(), 4);
+        assert_eq!(
+            values[..3],
+            [
+                PredicateValue::Value(true),
+                PredicateValue::Value(false),
+                PredicateValue::Skipped
+            ]
+        );
+        assert!(
+            matches!(&values[3], PredicateValue::Error { error } if error.message == "TypeError: 3"),
+            "{values:?}"
+        );
+        assert!(predicate_values("", vec![]).expect("none").is_empty());
+    }
+
+    #[test]
+    fn predicate_values_that_do_not_add_up_are_refused() {
+        for (codes, errors, problem) in [
+            ("1x", vec![], "`x` is not a predicate's value"),
+            ("1!", vec![], "1 predicates threw, but 0 errors came with them"),
+            (
+                "10",
+                vec![thrown(1)],
+                "0 predicates threw, but 1 errors came with them",
+            ),
+            (
+                "!1",
+                vec![thrown(1)],
+                "an error came for predicate 1, which did not throw",
+            ),
+            (
+                "!",
+                vec![thrown(5)],
+                "an error came for predicate 5, which did not throw",
+            ),
+        ] {
+            let error = predicate_values(codes, errors).expect_err(codes);
+            assert_eq!(error.to_string(), problem, "{codes}");
+        }
+    }
 }

@@ -12,6 +12,7 @@
 //! copy of it. Applying `diff(a, b)` to `a` gives `b` exactly: JSON `null` is
 //! a value like any other, removal is said separately.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -34,6 +35,15 @@ pub struct Patch {
     /// Pointer → the pointer whose value (once `set` and `del` are applied) it equals.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub copy: BTreeMap<String, String>,
+}
+
+impl Patch {
+    /// The pointers it changes: those it sets, removes or copies to.
+    pub fn pointers(&self) -> impl Iterator<Item = &str> {
+        let set = self.set.keys().map(String::as_str);
+        set.chain(self.del.iter().map(String::as_str))
+            .chain(self.copy.keys().map(String::as_str))
+    }
 }
 
 /// A patch that does not fit the record it is applied to (a damaged trace).
@@ -235,21 +245,26 @@ fn parent_of<'a>(
     let unresolved = || PatchError {
         pointer: pointer.to_string(),
     };
-    let mut keys = pointer
-        .strip_prefix('/')
-        .ok_or_else(unresolved)?
-        .split('/')
-        .map(|key| key.replace("~1", "/").replace("~0", "~"));
+    let mut keys = pointer_keys(pointer).ok_or_else(unresolved)?;
     let mut last = keys.next().ok_or_else(unresolved)?;
     let mut parent = record;
     for key in keys {
-        parent = match parent.get_mut(&last) {
+        parent = match parent.get_mut(last.as_ref()) {
             Some(Value::Object(child)) => child,
             _ => return Err(unresolved()),
         };
         last = key;
     }
-    Ok((parent, last))
+    Ok((parent, last.into_owned()))
+}
+
+/// The keys `pointer` leads through, unescaped; `None` when it is not a pointer.
+pub fn pointer_keys(pointer: &str) -> Option<impl Iterator<Item = Cow<'_, str>>> {
+    let keys = pointer.strip_prefix('/')?.split('/');
+    Some(keys.map(|key| match key.contains('~') {
+        true => Cow::Owned(key.replace("~1", "/").replace("~0", "~")),
+        false => Cow::Borrowed(key),
+    }))
 }
 
 fn pointer(prefix: &str, key: &str) -> String {

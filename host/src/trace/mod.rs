@@ -14,7 +14,7 @@ mod record;
 mod writer;
 
 pub use reader::{
-    ReadRecord, StepRange, TraceIndex, TraceReader, count_steps, read_meta, read_page, read_step_range,
+    StateReader, StepRange, TraceIndex, TraceReader, count_steps, read_meta, read_page, read_step_range,
     read_steps, read_summary,
 };
 pub use record::*;

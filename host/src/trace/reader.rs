@@ -6,20 +6,66 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use std::marker::PhantomData;
-
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use uatu_device::model::Node;
 
 use super::TraceError;
-use super::delta::{Patch, apply, baseline};
+use super::delta::{Patch, apply, baseline, pointer_keys};
 use super::record::{RecordedState, StepRecord};
 use super::writer::{COMPACT_VERSION, HIERARCHIES_FILE, Header, TRACE_FILE};
 
-/// Hierarchies kept parsed while reading; a run revisits few screens at a time.
-const HIERARCHY_CACHE: usize = 64;
+/// Hierarchies kept parsed while reading (the least recently used dropped first): a
+/// run revisits its screens, and building one again costs far more than a copy of
+/// it (a Folio run of 2,000 steps changes hierarchy 1,663 times among 339 distinct
+/// ones, each about 300 nodes).
+const HIERARCHY_CACHE: usize = 128;
+
+/// A map of at most `capacity` entries that drops the least recently used first.
+struct RecentlyUsed<K, V> {
+    entries: HashMap<K, (V, u64)>,
+    uses: u64,
+    capacity: usize,
+}
+
+impl<K: std::hash::Hash + Eq + Clone, V> RecentlyUsed<K, V> {
+    fn new(capacity: usize) -> Self {
+        RecentlyUsed {
+            entries: HashMap::new(),
+            uses: 0,
+            capacity,
+        }
+    }
+
+    fn get<Q>(&mut self, key: &Q) -> Option<&V>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: std::hash::Hash + Eq + ?Sized,
+    {
+        self.uses += 1;
+        let uses = self.uses;
+        self.entries.get_mut(key).map(|(value, used)| {
+            *used = uses;
+            &*value
+        })
+    }
+
+    fn insert(&mut self, key: K, value: V) {
+        if self.entries.len() >= self.capacity && !self.entries.contains_key(&key) {
+            let oldest = self
+                .entries
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(key, _)| key.clone());
+            if let Some(oldest) = oldest {
+                self.entries.remove(&oldest);
+            }
+        }
+        self.uses += 1;
+        self.entries.insert(key, (value, self.uses));
+    }
+}
 
 /// Streams the step records of a trace, one at a time, fully resolved: a
 /// compact trace's deltas applied and its hierarchies looked up, so a reader
@@ -30,9 +76,9 @@ const HIERARCHY_CACHE: usize = 64;
 /// cleanly and [`TraceReader::torn`] says so. A bad line anywhere else is an
 /// error naming the line.
 ///
-/// [`TraceReader::states`] turns it into a reader of each step's [`RecordedState`]
-/// alone, which skips parsing the rest of each record.
-pub struct TraceReader<R = StepRecord> {
+/// [`TraceReader::states`] turns it into a [`StateReader`], which reads each
+/// step's [`RecordedState`] alone.
+pub struct TraceReader {
     path: PathBuf,
     lines: BufReader<File>,
     line_number: u64,
@@ -40,33 +86,6 @@ pub struct TraceReader<R = StepRecord> {
     done: bool,
     compact: Option<Compact>,
     first_step: u64,
-    reads: PhantomData<R>,
-}
-
-/// What a [`TraceReader`] reads each line into.
-pub trait ReadRecord: DeserializeOwned {
-    /// The record's step.
-    fn step(&self) -> u64;
-    /// Puts in the state's hierarchy (a compact trace's record refers to it).
-    fn set_hierarchy(&mut self, hierarchy: Node);
-}
-
-impl ReadRecord for StepRecord {
-    fn step(&self) -> u64 {
-        self.step
-    }
-    fn set_hierarchy(&mut self, hierarchy: Node) {
-        self.state.hierarchy = hierarchy;
-    }
-}
-
-impl ReadRecord for RecordedState {
-    fn step(&self) -> u64 {
-        self.step
-    }
-    fn set_hierarchy(&mut self, hierarchy: Node) {
-        self.state.hierarchy = hierarchy;
-    }
 }
 
 /// A compact trace's reading state: the previous record (its hierarchy a
@@ -155,7 +174,6 @@ impl TraceReader {
             done: false,
             compact: None,
             first_step: 0,
-            reads: PhantomData,
             path,
         };
         let mut first = Vec::new();
@@ -217,21 +235,16 @@ impl TraceReader {
     }
 
     /// Reads each step's [`RecordedState`] from here on instead of its whole record.
-    pub fn states(self) -> TraceReader<RecordedState> {
-        TraceReader {
-            path: self.path,
-            lines: self.lines,
-            line_number: self.line_number,
-            torn: self.torn,
-            done: self.done,
-            compact: self.compact,
-            first_step: self.first_step,
-            reads: PhantomData,
+    pub fn states(self) -> StateReader {
+        StateReader {
+            trace: self,
+            state: None,
+            hierarchy: None,
         }
     }
 }
 
-impl<R: ReadRecord> TraceReader<R> {
+impl TraceReader {
     /// Whether reading stopped at a torn (partially written) last record.
     pub fn torn(&self) -> bool {
         self.torn
@@ -271,28 +284,53 @@ impl<R: ReadRecord> TraceReader<R> {
     }
 
     /// Reads one line into a record; `None` for a record before `first_step`.
-    fn read_record(&mut self, line: &[u8], complete: bool) -> Result<Option<R>, Option<TraceError>> {
-        let Some(compact) = self.compact.as_mut() else {
-            return match serde_json::from_slice::<R>(line) {
-                Ok(record) if record.step() < self.first_step => Ok(None),
+    fn read_record(&mut self, line: &[u8], complete: bool) -> Result<Option<StepRecord>, Option<TraceError>> {
+        if self.compact.is_none() {
+            return match serde_json::from_slice::<StepRecord>(line) {
+                Ok(record) if record.step < self.first_step => Ok(None),
                 Ok(record) => Ok(Some(record)),
                 Err(_) if !complete => Err(None),
                 Err(source) => Err(Some(self.bad_record(source))),
             };
+        }
+        let Some(Applied {
+            record: mut current, ..
+        }) = self.applied(line, complete)?
+        else {
+            return Ok(None);
         };
-        let current = match CompactLine::parse(line) {
-            Ok(CompactLine::Keyframe(Keyframe { record, .. })) => record,
+        let Typed { parsed, hierarchy } = self.typed::<StepRecord>(&mut current)?;
+        self.keep(current);
+        let mut record = parsed.map_err(|source| Some(self.bad_record(source)))?;
+        if let Some(hierarchy) = hierarchy {
+            record.state.hierarchy = hierarchy;
+        }
+        Ok(Some(record))
+    }
+
+    /// A compact trace's line as the whole record it stands for (a delta applied to
+    /// the record before it), with what the line changed; `None` for a record before
+    /// `first_step`, kept for the next delta. The record is to be given back with
+    /// [`TraceReader::keep`] once read.
+    fn applied(&mut self, line: &[u8], complete: bool) -> Result<Option<Applied>, Option<TraceError>> {
+        let Some(compact) = self.compact.as_mut() else {
+            return Err(Some(self.broken("a full trace read as a compact one".into())));
+        };
+        let (current, changed) = match CompactLine::parse(line) {
+            Ok(CompactLine::Keyframe(Keyframe { record, .. })) => (record, Changed::Everything),
             Ok(CompactLine::Delta(Delta { step, set, del, copy })) => {
                 let Some(previous) = compact.previous.take() else {
                     return Err(Some(self.broken(format!(
                         "step {step} is a delta with no whole record before it"
                     ))));
                 };
+                let patch = Patch { set, del, copy };
+                let pointers = patch.pointers().map(str::to_string).collect();
                 let mut record = baseline(previous, step);
-                if let Err(error) = apply(&mut record, Patch { set, del, copy }) {
+                if let Err(error) = apply(&mut record, patch) {
                     return Err(Some(self.broken(format!("step {step}: {error}"))));
                 }
-                record
+                (record, Changed::Pointers(pointers))
             }
             Err(_) if !complete => return Err(None),
             Err(source) => return Err(Some(self.bad_record(source))),
@@ -302,11 +340,32 @@ impl<R: ReadRecord> TraceReader<R> {
             compact.previous = Some(current);
             return Ok(None);
         }
-        // The record is parsed from the JSON kept for the next delta, not from a copy
-        // of it; its hierarchy reference is swapped for an empty node meanwhile (a
-        // `Node` is all defaults) and the typed hierarchy, kept per reference, put in
-        // after: a run revisits few screens, so each is built once.
-        let mut current = Value::Object(current);
+        Ok(Some(Applied {
+            record: current,
+            changed,
+        }))
+    }
+
+    /// Keeps `record` for the next delta.
+    fn keep(&mut self, record: Map<String, Value>) {
+        if let Some(compact) = self.compact.as_mut() {
+            compact.previous = Some(record);
+        }
+    }
+
+    /// `record` read as `R`, and the typed hierarchy its reference stands for. `R`
+    /// is read from the JSON kept for the next delta, not from a copy of it; the
+    /// hierarchy reference is swapped for an empty node meanwhile (a `Node` is all
+    /// defaults) and put back after: a run revisits few screens, so each is built
+    /// once, kept by reference.
+    fn typed<R: DeserializeOwned>(
+        &mut self,
+        record: &mut Map<String, Value>,
+    ) -> Result<Typed<R>, Option<TraceError>> {
+        let Some(compact) = self.compact.as_mut() else {
+            return Err(Some(self.broken("a full trace read as a compact one".into())));
+        };
+        let mut current = Value::Object(std::mem::take(record));
         let resolved = match current.pointer_mut("/state/hierarchy") {
             Some(slot) => match compact.hierarchies.resolve(slot)? {
                 Some(hierarchy) => Some((std::mem::replace(slot, Value::Object(Map::new())), hierarchy)),
@@ -321,14 +380,10 @@ impl<R: ReadRecord> TraceReader<R> {
             }
             hierarchy
         });
-        if let Value::Object(record) = current {
-            compact.previous = Some(record);
+        if let Value::Object(current) = current {
+            *record = current;
         }
-        let mut record = parsed.map_err(|source| Some(self.bad_record(source)))?;
-        if let Some(hierarchy) = hierarchy {
-            record.set_hierarchy(hierarchy);
-        }
-        Ok(Some(record))
+        Ok(Typed { parsed, hierarchy })
     }
 
     fn broken(&mut self, problem: String) -> TraceError {
@@ -341,8 +396,8 @@ impl<R: ReadRecord> TraceReader<R> {
     }
 }
 
-impl<R: ReadRecord> Iterator for TraceReader<R> {
-    type Item = Result<R, TraceError>;
+impl Iterator for TraceReader {
+    type Item = Result<StepRecord, TraceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         while !self.done {
@@ -365,6 +420,215 @@ impl<R: ReadRecord> Iterator for TraceReader<R> {
         }
         None
     }
+}
+
+/// A compact trace's line as the whole record it stands for ([`TraceReader::applied`]).
+struct Applied {
+    record: Map<String, Value>,
+    changed: Changed,
+}
+
+/// A record read as `R` ([`TraceReader::typed`]), and its hierarchy.
+struct Typed<R> {
+    parsed: Result<R, serde_json::Error>,
+    hierarchy: Option<Node>,
+}
+
+/// What a compact trace's line changed in the record before it.
+enum Changed {
+    /// A whole record: everything.
+    Everything,
+    /// A delta: what its pointers lead to (besides what every delta changes, see
+    /// [`baseline`]).
+    Pointers(Vec<String>),
+}
+
+/// Reads each step's [`RecordedState`] alone, for re-evaluating a spec over a run
+/// (`uatu check`): from [`TraceReader::states`].
+///
+/// Each state is lent, not handed out: the reader keeps the last one and brings it
+/// up to date with each delta of a compact trace, reading again only the fields the
+/// delta changed (a step usually changes a few snapshots and the hierarchy), so
+/// the snapshots that stayed the same are neither parsed nor copied.
+pub struct StateReader {
+    trace: TraceReader,
+    /// The last state read.
+    state: Option<RecordedState>,
+    /// The store's reference for its hierarchy (a compact trace's).
+    hierarchy: Option<Value>,
+}
+
+impl StateReader {
+    /// The next step's state, or `None` at the end (or at a torn last record).
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Option<Result<&RecordedState, TraceError>> {
+        while !self.trace.done {
+            let (line, complete) = match self.trace.next_line()? {
+                Ok(line) => line,
+                Err(error) => return Some(Err(error)),
+            };
+            match self.read(&line, complete) {
+                Ok(true) => return self.state.as_ref().map(Ok),
+                Ok(false) => {}
+                Err(None) => {
+                    self.trace.torn = true;
+                    self.trace.done = true;
+                }
+                Err(Some(error)) => {
+                    self.trace.done = true;
+                    return Some(Err(error));
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether reading stopped at a torn (partially written) last record.
+    pub fn torn(&self) -> bool {
+        self.trace.torn
+    }
+
+    /// Reads one line into the kept state; `false` for a record before the first step asked for.
+    fn read(&mut self, line: &[u8], complete: bool) -> Result<bool, Option<TraceError>> {
+        let trace = &mut self.trace;
+        if trace.compact.is_none() {
+            return match serde_json::from_slice::<RecordedState>(line) {
+                Ok(state) if state.step < trace.first_step => Ok(false),
+                Ok(state) => {
+                    self.state = Some(state);
+                    Ok(true)
+                }
+                Err(_) if !complete => Err(None),
+                Err(source) => Err(Some(trace.bad_record(source))),
+            };
+        }
+        let Some(Applied { mut record, changed }) = trace.applied(line, complete)? else {
+            // The kept state no longer follows the records.
+            self.state = None;
+            return Ok(false);
+        };
+        let updated = match (&mut self.state, &changed) {
+            (Some(state), Changed::Pointers(pointers)) => update_state(state, &record, pointers),
+            _ => Ok(false),
+        };
+        match updated {
+            Ok(true) => {
+                let reference = record.get("state").and_then(|state| state.get("hierarchy"));
+                if reference != self.hierarchy.as_ref() {
+                    let resolved = match (trace.compact.as_mut(), reference) {
+                        (Some(compact), Some(reference)) => compact.hierarchies.resolve(reference)?,
+                        _ => None,
+                    };
+                    let Some(hierarchy) = resolved else {
+                        // Not a reference this store knows: left for the whole record's parser to refuse.
+                        return self.read_whole(record);
+                    };
+                    self.hierarchy = reference.cloned();
+                    if let Some(state) = self.state.as_mut() {
+                        state.state.hierarchy = hierarchy;
+                    }
+                }
+                trace.keep(record);
+                Ok(true)
+            }
+            Ok(false) | Err(_) => self.read_whole(std::mem::take(&mut record)),
+        }
+    }
+
+    /// Reads `record` whole into the kept state.
+    fn read_whole(&mut self, mut record: Map<String, Value>) -> Result<bool, Option<TraceError>> {
+        let Typed { parsed, hierarchy } = self.trace.typed::<RecordedState>(&mut record)?;
+        self.hierarchy = record
+            .get("state")
+            .and_then(|state| state.get("hierarchy"))
+            .cloned();
+        self.trace.keep(record);
+        let mut state = parsed.map_err(|source| Some(self.trace.bad_record(source)))?;
+        if let Some(hierarchy) = hierarchy {
+            state.state.hierarchy = hierarchy;
+        }
+        self.state = Some(state);
+        Ok(true)
+    }
+}
+
+/// Brings `state` up to date with `record`, the record after it, whose delta
+/// changed what `pointers` lead to: reads again what every delta changes (the
+/// step, the last action) and the fields the pointers lead into, a snapshot alone
+/// when a pointer leads into one. `false` when a pointer leads somewhere this
+/// cannot update alone (the record is then read whole); the hierarchy is left to
+/// the caller.
+fn update_state(
+    state: &mut RecordedState,
+    record: &Map<String, Value>,
+    pointers: &[String],
+) -> Result<bool, serde_json::Error> {
+    let Some(Value::Object(fields)) = record.get("state") else {
+        return Ok(false);
+    };
+    fn read<T: DeserializeOwned>(
+        object: &Map<String, Value>,
+        key: &str,
+    ) -> Result<Option<T>, serde_json::Error> {
+        object.get(key).map(T::deserialize).transpose()
+    }
+    let (Some(step), Some(state_step)) = (read(record, "step")?, read(fields, "step")?) else {
+        return Ok(false);
+    };
+    state.step = step;
+    state.state.step = state_step;
+    state.state.last_action = read(fields, "lastAction")?.flatten();
+    for pointer in pointers {
+        let Some(mut keys) = pointer_keys(pointer) else {
+            return Ok(false);
+        };
+        let (Some(top), field, snapshot) = (keys.next(), keys.next(), keys.next()) else {
+            return Ok(false);
+        };
+        let done = match (top.as_ref(), field.as_deref(), snapshot) {
+            ("step", None, _) => true,
+            ("time", None, _) => read(record, "time")?.map(|time| state.time = time).is_some(),
+            ("evaluated", None, _) => {
+                state.evaluated = read(record, "evaluated")?.unwrap_or(true);
+                true
+            }
+            ("state", Some("snapshots"), Some(key)) => match fields.get("snapshots") {
+                Some(Value::Object(snapshots)) => {
+                    match snapshots.get(key.as_ref()) {
+                        Some(value) => state.state.snapshots.insert(key.into_owned(), value.clone()),
+                        None => state.state.snapshots.remove(key.as_ref()),
+                    };
+                    true
+                }
+                _ => false,
+            },
+            ("state", Some("step" | "lastAction" | "hierarchy"), _) => true,
+            ("state", Some("time"), _) => read(fields, "time")?
+                .map(|time| state.state.time = time)
+                .is_some(),
+            ("state", Some("screen"), _) => read(fields, "screen")?
+                .map(|screen| state.state.screen = screen)
+                .is_some(),
+            ("state", Some("logs"), _) => read(fields, "logs")?
+                .map(|logs| state.state.logs = logs)
+                .is_some(),
+            ("state", Some("exceptions"), _) => read(fields, "exceptions")?
+                .map(|exceptions| state.state.exceptions = exceptions)
+                .is_some(),
+            ("state", Some("coverage"), _) => {
+                state.state.coverage = read(fields, "coverage")?.flatten();
+                true
+            }
+            // The whole state, the whole of its snapshots, or a field it does not have.
+            ("state", _, _) => false,
+            // The rest of the record (extractor values, properties, metrics…).
+            _ => true,
+        };
+        if !done {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Every complete step record of a trace (see [`TraceReader`]).
@@ -511,7 +775,7 @@ struct Hierarchies {
     file: Option<BufReader<File>>,
     offsets: HashMap<String, u64>,
     scanned: u64,
-    parsed: HashMap<String, Node>,
+    parsed: RecentlyUsed<String, Node>,
 }
 
 #[derive(serde::Deserialize)]
@@ -533,7 +797,7 @@ impl Hierarchies {
             file: None,
             offsets: HashMap::new(),
             scanned: 0,
-            parsed: HashMap::new(),
+            parsed: RecentlyUsed::new(HIERARCHY_CACHE),
         }
     }
 
@@ -556,9 +820,6 @@ impl Hierarchies {
             path: self.path.clone(),
             source,
         })?;
-        if self.parsed.len() >= HIERARCHY_CACHE {
-            self.parsed.clear();
-        }
         self.parsed.insert(parsed.sha256, parsed.hierarchy.clone());
         Ok(parsed.hierarchy)
     }
@@ -600,13 +861,13 @@ struct Nodes {
     offsets: Vec<u64>,
     scanned: u64,
     parsed: HashMap<u64, StoredNode>,
-    hierarchies: HashMap<u64, Node>,
+    hierarchies: RecentlyUsed<u64, Node>,
 }
 
-/// A node line, parsed: its own fields and its children's numbers.
+/// A node line, parsed: the node without its children, and its children's numbers.
 #[derive(Clone)]
 struct StoredNode {
-    fields: Map<String, Value>,
+    node: Node,
     children: Vec<u64>,
 }
 
@@ -618,7 +879,7 @@ impl Nodes {
             offsets: Vec::new(),
             scanned: 0,
             parsed: HashMap::new(),
-            hierarchies: HashMap::new(),
+            hierarchies: RecentlyUsed::new(HIERARCHY_CACHE),
         }
     }
 
@@ -627,29 +888,21 @@ impl Nodes {
         if let Some(hierarchy) = self.hierarchies.get(&root) {
             return Ok(hierarchy.clone());
         }
-        let hierarchy = Node::deserialize(&self.build(root)?).map_err(|source| TraceError::BadJson {
-            path: self.path.clone(),
-            source,
-        })?;
-        if self.hierarchies.len() >= HIERARCHY_CACHE {
-            self.hierarchies.clear();
-        }
+        let hierarchy = self.build(root)?;
         self.hierarchies.insert(root, hierarchy.clone());
         Ok(hierarchy)
     }
 
-    /// Node `number` with its subtree. Children precede their parents (the reader
-    /// checks it), so this ends even on a damaged file.
-    fn build(&mut self, number: u64) -> Result<Value, TraceError> {
-        let StoredNode { mut fields, children } = self.node(number)?;
-        if !children.is_empty() {
-            let children = children
-                .into_iter()
-                .map(|child| self.build(child))
-                .collect::<Result<Vec<Value>, TraceError>>()?;
-            fields.insert("children".into(), Value::Array(children));
-        }
-        Ok(Value::Object(fields))
+    /// Node `number` with its subtree, from the typed nodes kept (a new screen
+    /// shares most of its nodes with screens before it). Children precede their
+    /// parents (the reader checks it), so this ends even on a damaged file.
+    fn build(&mut self, number: u64) -> Result<Node, TraceError> {
+        let StoredNode { mut node, children } = self.node(number)?;
+        node.children = children
+            .into_iter()
+            .map(|child| self.build(child))
+            .collect::<Result<Vec<Node>, TraceError>>()?;
+        Ok(node)
     }
 
     fn node(&mut self, number: u64) -> Result<StoredNode, TraceError> {
@@ -681,11 +934,11 @@ impl Nodes {
             line: number + 1,
             problem,
         };
-        let mut fields: Map<String, Value> =
-            serde_json::from_slice(line).map_err(|source| TraceError::BadJson {
-                path: self.path.clone(),
-                source,
-            })?;
+        let bad_json = |source| TraceError::BadJson {
+            path: self.path.clone(),
+            source,
+        };
+        let mut fields: Map<String, Value> = serde_json::from_slice(line).map_err(bad_json)?;
         if fields.remove("n").and_then(|n| n.as_u64()) != Some(number) {
             return Err(broken(format!("not node {number}")));
         }
@@ -698,7 +951,8 @@ impl Nodes {
                 .ok_or_else(|| broken(format!("node {number}'s children are not all earlier nodes")))?,
             Some(_) => return Err(broken(format!("node {number}'s children are not a list"))),
         };
-        Ok(StoredNode { fields, children })
+        let node = Node::deserialize(&Value::Object(fields)).map_err(bad_json)?;
+        Ok(StoredNode { node, children })
     }
 
     /// Indexes the complete lines appended since the last scan (a torn last

@@ -217,11 +217,11 @@ fn the_recorded_states_alone_are_those_of_the_whole_records_compact_or_full() {
         .collect();
     fs::write(&full_trace, lines.join("\n") + "\n").expect("full trace");
     for trace in [run.path().to_path_buf(), full_trace] {
-        let states: Vec<RecordedState> = TraceReader::open(&trace)
-            .expect("open")
-            .states()
-            .collect::<Result<_, _>>()
-            .expect("states read");
+        let mut reader = TraceReader::open(&trace).expect("open").states();
+        let mut states: Vec<RecordedState> = Vec::new();
+        while let Some(state) = reader.next() {
+            states.push(state.expect("states read").clone());
+        }
         assert_eq!(states.len(), written.len(), "{}", trace.display());
         for (state, record) in states.iter().zip(&written) {
             assert_eq!(
@@ -442,4 +442,87 @@ fn a_range_of_steps_is_read_without_the_rest_and_stops_at_a_torn_line() {
     assert!(tail.torn);
     let beyond = read_page(run.path(), 11, 5).expect("beyond");
     assert!(beyond.steps.is_empty());
+}
+
+/// A record whose state changes, from one step to the next, each field a state has:
+/// snapshots added, removed, changed within (one under a key that needs escaping in
+/// a pointer), logs, exceptions, the screen, coverage, the last action (the action
+/// before it), the hierarchy, and whether the spec was evaluated.
+fn record_changing_every_field(step: u64) -> StepRecord {
+    use crate::action::{Action, ResolvedAction};
+    use uatu_device::model::{ExceptionInfo, LogEntry, LogLevel, Node, ScreenSize};
+    let mut record = varied_record(step);
+    let state = &mut record.state;
+    state.snapshots.insert(
+        "form/a~b".into(),
+        serde_json::json!({"email": format!("user{}", step % 4), "ok": step.is_multiple_of(5)}),
+    );
+    if step % 6 < 2 {
+        state.logs = vec![LogEntry {
+            time: step,
+            level: LogLevel::Warn,
+            tag: "folio".into(),
+            message: format!("log {step}"),
+        }];
+    }
+    if step % 9 == 4 {
+        state.exceptions = vec![ExceptionInfo {
+            class: "java.lang.IllegalStateException".into(),
+            message: format!("at {step}"),
+            stack: String::new(),
+            time: step,
+        }];
+    }
+    state.screen = ScreenSize {
+        width: 1080,
+        height: if step < 40 { 2400 } else { 1920 },
+    };
+    state.coverage = (step % 4 == 1).then(|| vec![format!("probe{}", step % 3)]);
+    state.hierarchy = Node {
+        text: format!("screen {}", step % 11),
+        ..Node::default()
+    };
+    let action = |step: u64| ResolvedAction {
+        action: Action::Wait {
+            duration_millis: 100 + step as u32,
+        },
+        generator: "wait".into(),
+        point: None,
+        bounds: None,
+        to_point: None,
+    };
+    record.action = (step % 3 != 2).then(|| action(step));
+    state.last_action = (step > 0 && (step - 1) % 3 != 2).then(|| action(step - 1));
+    record.evaluated = step % 13 != 7;
+    record
+}
+
+#[test]
+fn states_read_from_a_compact_trace_follow_every_field_a_delta_changes() {
+    let (_output, mut run) = compact_dir();
+    let written: Vec<StepRecord> = (0..KEYFRAME_EVERY + 60)
+        .map(record_changing_every_field)
+        .collect();
+    for record in &written {
+        run.append_step(record).expect("append");
+    }
+    let index = TraceIndex::build(run.path()).expect("indexes");
+    for first in [0, 5, KEYFRAME_EVERY - 1, KEYFRAME_EVERY + 3] {
+        let mut reader = TraceReader::open_at(run.path(), &index, first)
+            .expect("open")
+            .states();
+        let mut read = 0;
+        while let Some(state) = reader.next() {
+            let state = state.expect("a state");
+            let record = &written[(first + read) as usize];
+            assert_eq!(
+                (state.step, state.time, state.evaluated, &state.state),
+                (record.step, record.time, record.evaluated, &record.state),
+                "from step {first}"
+            );
+            read += 1;
+        }
+        assert_eq!(first + read, written.len() as u64, "from step {first}");
+        assert!(!reader.torn());
+    }
 }

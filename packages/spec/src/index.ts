@@ -511,6 +511,8 @@ interface RawState {
   step: number; time: number; screen?: { width: number; height: number };
   snapshots?: Record<string, unknown>; removedSnapshots?: string[]; hierarchyChanged?: boolean;
   logs?: LogEntry[]; exceptions?: ExceptionInfo[]; lastAction?: unknown; generate?: boolean;
+  /** `false`: the extractors' values are not sent back (`uatu check` records none). */
+  extractorValues?: boolean;
   /** The predicates not to run from this step on (sent when it changes). */
   skipPredicates?: number[];
 }
@@ -518,9 +520,12 @@ interface RawState {
 // The predicates no property still checked refers to (every one using them is
 // violated, so decided for the run): the host says which, and they are not run.
 let skippedPredicates: boolean[] = [];
+// Whether the last step sent the extractors' changed values: a step that sends them
+// after one that did not sends every value, since the host's copy is out of date.
+let valuesSent = false;
 
 /** One step; its result goes back as JSON (the provider serialises it). */
-function step(raw: RawState): object {
+function step(raw: RawState): StepResult {
   currentTime = raw.time;
   if (raw.screen !== undefined) screen = Object.freeze(raw.screen);
   if (raw.skipPredicates !== undefined) {
@@ -541,6 +546,11 @@ function step(raw: RawState): object {
     exceptions: raw.exceptions ?? [], time: raw.time, step: raw.step, screen,
   };
   // Only the extractors whose value changed go back; the host keeps the others.
+  // Without values (`uatu check`) every extractor still runs: predicates, generators
+  // and other extractors read them, and an extractor may keep state of its own.
+  const sendValues = raw.extractorValues !== false;
+  const sendAll = sendValues && !valuesSent;
+  valuesSent = sendValues;
   const extracted: Record<string, unknown> = {};
   const extractorErrors: { name: string; message: string; stack: string }[] = [];
   mark(PHASE_EXTRACTORS);
@@ -554,22 +564,27 @@ function step(raw: RawState): object {
       e.cell.current = undefined;
       extractorErrors.push({ name: names[i] ?? `extractor${i}`, message: errorMessage(error), stack: errorStack(error) });
     }
-    if (!unchanged(e.cell.current, e.cell.previous)) {
+    if (sendValues && (sendAll || !unchanged(e.cell.current, e.cell.previous))) {
       extracted[names[i] ?? `extractor${i}`] = e.cell.current === undefined ? null : e.cell.current;
     }
   }
   mark(PHASE_PREDICATES);
-  const values: (boolean | null | { error: { message: string; stack: string } })[] = [];
+  // One character per predicate: "1" held, "0" did not, "-" not run, "!" threw (its
+  // error in `predicateErrors`). A string crosses to the host far more cheaply than a
+  // list of values.
+  let held = "";
+  const predicateErrors: { id: number; message: string; stack: string }[] = [];
   for (let i = 0; i < predicates.length; i++) {
     if (skippedPredicates[i] === true) {
-      values.push(null);
+      held += "-";
       continue;
     }
     doing(2_000_000 + i);
     try {
-      values.push(predicates[i].fn(state) ? true : false);
+      held += predicates[i].fn(state) ? "1" : "0";
     } catch (error) {
-      values.push({ error: { message: errorMessage(error), stack: errorStack(error) } });
+      held += "!";
+      predicateErrors.push({ id: i, message: errorMessage(error), stack: errorStack(error) });
     }
   }
   stepState = state;
@@ -580,7 +595,22 @@ function step(raw: RawState): object {
   if (raw.generate !== false && tree.length > 0) tree[0].gen.collect(state, tree[0].place, out);
   doing(0);
   mark(PHASE_RESULT);
-  return { predicates: values, extractors: extracted, extractorErrors, candidates: out.candidates, generatorErrors: out.generatorErrors };
+  // Empty lists are left out: each value crossing costs.
+  const result: StepResult = { predicates: held };
+  if (predicateErrors.length > 0) result.predicateErrors = predicateErrors;
+  if (sendValues) result.extractors = extracted;
+  if (extractorErrors.length > 0) result.extractorErrors = extractorErrors;
+  if (out.candidates.length > 0) result.candidates = out.candidates;
+  if (out.generatorErrors.length > 0) result.generatorErrors = out.generatorErrors;
+  return result;
+}
+
+/** What `step` returns (the host's `RawStep`). */
+interface StepResult extends Partial<Output> {
+  predicates: string;
+  predicateErrors?: { id: number; message: string; stack: string }[];
+  extractors?: Record<string, unknown>;
+  extractorErrors?: { name: string; message: string; stack: string }[];
 }
 
 /** The candidates of the action tree under `place`, over the last step's state. */
