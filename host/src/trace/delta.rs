@@ -37,15 +37,6 @@ pub struct Patch {
     pub copy: BTreeMap<String, String>,
 }
 
-impl Patch {
-    /// The pointers it changes: those it sets, removes or copies to.
-    pub fn pointers(&self) -> impl Iterator<Item = &str> {
-        let set = self.set.keys().map(String::as_str);
-        set.chain(self.del.iter().map(String::as_str))
-            .chain(self.copy.keys().map(String::as_str))
-    }
-}
-
 /// A patch that does not fit the record it is applied to (a damaged trace).
 #[derive(Debug, thiserror::Error)]
 #[error("the delta refers to `{pointer}`, which the previous record does not have")]
@@ -212,15 +203,19 @@ fn digits(mut n: u64) -> usize {
     count
 }
 
-/// Applies `patch` to `record` in place.
-pub fn apply(record: &mut Map<String, Value>, patch: Patch) -> Result<(), PatchError> {
-    for pointer in &patch.del {
-        let (parent, key) = parent_of(record, pointer)?;
+/// Applies `patch` to `record` in place; returns the pointers it changed (those it
+/// removed, set or copied to).
+pub fn apply(record: &mut Map<String, Value>, patch: Patch) -> Result<Vec<String>, PatchError> {
+    let mut changed = Vec::with_capacity(patch.del.len() + patch.set.len() + patch.copy.len());
+    for pointer in patch.del {
+        let (parent, key) = parent_of(record, &pointer)?;
         parent.remove(&key);
+        changed.push(pointer);
     }
     for (pointer, value) in patch.set {
         let (parent, key) = parent_of(record, &pointer)?;
         parent.insert(key, value);
+        changed.push(pointer);
     }
     let mut copies = Vec::with_capacity(patch.copy.len());
     for (target, source) in &patch.copy {
@@ -234,7 +229,8 @@ pub fn apply(record: &mut Map<String, Value>, patch: Patch) -> Result<(), PatchE
         let (parent, key) = parent_of(record, target)?;
         parent.insert(key, value);
     }
-    Ok(())
+    changed.extend(patch.copy.into_keys());
+    Ok(changed)
 }
 
 /// The object holding the pointer's last key, and that key (unescaped).
@@ -335,6 +331,10 @@ mod tests {
             serde_json::to_string(&patch).expect("json"),
             r#"{"set":{"/state/snapshots/route":"ledger"}}"#
         );
+        let mut rebuilt = record.clone();
+        let changed = apply(&mut rebuilt, patch).expect("applies");
+        assert_eq!(changed, ["/state/snapshots/route"]);
+        assert_eq!(rebuilt, next);
     }
 
     #[test]

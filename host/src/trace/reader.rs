@@ -238,8 +238,7 @@ impl TraceReader {
     pub fn states(self) -> StateReader {
         StateReader {
             trace: self,
-            state: None,
-            hierarchy: None,
+            kept: KeptState::default(),
         }
     }
 }
@@ -286,12 +285,7 @@ impl TraceReader {
     /// Reads one line into a record; `None` for a record before `first_step`.
     fn read_record(&mut self, line: &[u8], complete: bool) -> Result<Option<StepRecord>, Option<TraceError>> {
         if self.compact.is_none() {
-            return match serde_json::from_slice::<StepRecord>(line) {
-                Ok(record) if record.step < self.first_step => Ok(None),
-                Ok(record) => Ok(Some(record)),
-                Err(_) if !complete => Err(None),
-                Err(source) => Err(Some(self.bad_record(source))),
-            };
+            return self.read_full(line, complete, |record: &StepRecord| record.step);
         }
         let Some(Applied {
             record: mut current, ..
@@ -306,6 +300,49 @@ impl TraceReader {
             record.state.hierarchy = hierarchy;
         }
         Ok(Some(record))
+    }
+
+    /// A full trace's line read as `R` (whose step `step_of` gives); `None` for a
+    /// record before `first_step`.
+    fn read_full<R: DeserializeOwned>(
+        &mut self,
+        line: &[u8],
+        complete: bool,
+        step_of: impl Fn(&R) -> u64,
+    ) -> Result<Option<R>, Option<TraceError>> {
+        match serde_json::from_slice::<R>(line) {
+            Ok(record) if step_of(&record) < self.first_step => Ok(None),
+            Ok(record) => Ok(Some(record)),
+            Err(_) if !complete => Err(None),
+            Err(source) => Err(Some(self.bad_record(source))),
+        }
+    }
+
+    /// Reads lines with `read` until it gives something (`Ok(Some)`); `None` at the
+    /// end of the trace or at a torn last line (then [`TraceReader::torn`]).
+    fn next_read<T>(
+        &mut self,
+        mut read: impl FnMut(&mut TraceReader, &[u8], bool) -> Result<Option<T>, Option<TraceError>>,
+    ) -> Option<Result<T, TraceError>> {
+        while !self.done {
+            let (line, complete) = match self.next_line()? {
+                Ok(line) => line,
+                Err(error) => return Some(Err(error)),
+            };
+            match read(self, &line, complete) {
+                Ok(Some(read)) => return Some(Ok(read)),
+                Ok(None) => {}
+                Err(None) => {
+                    self.torn = true;
+                    self.done = true;
+                }
+                Err(Some(error)) => {
+                    self.done = true;
+                    return Some(Err(error));
+                }
+            }
+        }
+        None
     }
 
     /// A compact trace's line as the whole record it stands for (a delta applied to
@@ -324,13 +361,11 @@ impl TraceReader {
                         "step {step} is a delta with no whole record before it"
                     ))));
                 };
-                let patch = Patch { set, del, copy };
-                let pointers = patch.pointers().map(str::to_string).collect();
                 let mut record = baseline(previous, step);
-                if let Err(error) = apply(&mut record, patch) {
-                    return Err(Some(self.broken(format!("step {step}: {error}"))));
+                match apply(&mut record, Patch { set, del, copy }) {
+                    Ok(pointers) => (record, Changed::Pointers(pointers)),
+                    Err(error) => return Err(Some(self.broken(format!("step {step}: {error}")))),
                 }
-                (record, Changed::Pointers(pointers))
             }
             Err(_) if !complete => return Err(None),
             Err(source) => return Err(Some(self.bad_record(source))),
@@ -400,25 +435,7 @@ impl Iterator for TraceReader {
     type Item = Result<StepRecord, TraceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        while !self.done {
-            let (line, complete) = match self.next_line()? {
-                Ok(line) => line,
-                Err(error) => return Some(Err(error)),
-            };
-            match self.read_record(&line, complete) {
-                Ok(Some(record)) => return Some(Ok(record)),
-                Ok(None) => {}
-                Err(None) => {
-                    self.torn = true;
-                    self.done = true;
-                }
-                Err(Some(error)) => {
-                    self.done = true;
-                    return Some(Err(error));
-                }
-            }
-        }
-        None
+        self.next_read(TraceReader::read_record)
     }
 }
 
@@ -452,9 +469,14 @@ enum Changed {
 /// the snapshots that stayed the same are neither parsed nor copied.
 pub struct StateReader {
     trace: TraceReader,
-    /// The last state read.
+    kept: KeptState,
+}
+
+/// The state a [`StateReader`] keeps, and the store's reference for its hierarchy
+/// (a compact trace's).
+#[derive(Default)]
+struct KeptState {
     state: Option<RecordedState>,
-    /// The store's reference for its hierarchy (a compact trace's).
     hierarchy: Option<Value>,
 }
 
@@ -462,93 +484,87 @@ impl StateReader {
     /// The next step's state, or `None` at the end (or at a torn last record).
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Option<Result<&RecordedState, TraceError>> {
-        while !self.trace.done {
-            let (line, complete) = match self.trace.next_line()? {
-                Ok(line) => line,
-                Err(error) => return Some(Err(error)),
-            };
-            match self.read(&line, complete) {
-                Ok(true) => return self.state.as_ref().map(Ok),
-                Ok(false) => {}
-                Err(None) => {
-                    self.trace.torn = true;
-                    self.trace.done = true;
-                }
-                Err(Some(error)) => {
-                    self.trace.done = true;
-                    return Some(Err(error));
-                }
-            }
+        let kept = &mut self.kept;
+        match self
+            .trace
+            .next_read(|trace, line, complete| kept.read(trace, line, complete))?
+        {
+            Ok(()) => self.kept.state.as_ref().map(Ok),
+            Err(error) => Some(Err(error)),
         }
-        None
     }
 
     /// Whether reading stopped at a torn (partially written) last record.
     pub fn torn(&self) -> bool {
         self.trace.torn
     }
+}
 
-    /// Reads one line into the kept state; `false` for a record before the first step asked for.
-    fn read(&mut self, line: &[u8], complete: bool) -> Result<bool, Option<TraceError>> {
-        let trace = &mut self.trace;
+impl KeptState {
+    /// Reads one line of `trace` into the kept state; `None` for a record before the
+    /// first step asked for.
+    fn read(
+        &mut self,
+        trace: &mut TraceReader,
+        line: &[u8],
+        complete: bool,
+    ) -> Result<Option<()>, Option<TraceError>> {
         if trace.compact.is_none() {
-            return match serde_json::from_slice::<RecordedState>(line) {
-                Ok(state) if state.step < trace.first_step => Ok(false),
-                Ok(state) => {
-                    self.state = Some(state);
-                    Ok(true)
-                }
-                Err(_) if !complete => Err(None),
-                Err(source) => Err(Some(trace.bad_record(source))),
+            let Some(state) = trace.read_full(line, complete, |state: &RecordedState| state.step)? else {
+                return Ok(None);
             };
+            self.state = Some(state);
+            return Ok(Some(()));
         }
-        let Some(Applied { mut record, changed }) = trace.applied(line, complete)? else {
+        let Some(Applied { record, changed }) = trace.applied(line, complete)? else {
             // The kept state no longer follows the records.
             self.state = None;
-            return Ok(false);
+            return Ok(None);
         };
         let updated = match (&mut self.state, &changed) {
             (Some(state), Changed::Pointers(pointers)) => update_state(state, &record, pointers),
             _ => Ok(false),
         };
-        match updated {
-            Ok(true) => {
-                let reference = record.get("state").and_then(|state| state.get("hierarchy"));
-                if reference != self.hierarchy.as_ref() {
-                    let resolved = match (trace.compact.as_mut(), reference) {
-                        (Some(compact), Some(reference)) => compact.hierarchies.resolve(reference)?,
-                        _ => None,
-                    };
-                    let Some(hierarchy) = resolved else {
-                        // Not a reference this store knows: left for the whole record's parser to refuse.
-                        return self.read_whole(record);
-                    };
-                    self.hierarchy = reference.cloned();
-                    if let Some(state) = self.state.as_mut() {
-                        state.state.hierarchy = hierarchy;
-                    }
-                }
-                trace.keep(record);
-                Ok(true)
-            }
-            Ok(false) | Err(_) => self.read_whole(std::mem::take(&mut record)),
+        if !matches!(updated, Ok(true)) {
+            return self.read_whole(trace, record);
         }
+        let reference = record.get("state").and_then(|state| state.get("hierarchy"));
+        if reference != self.hierarchy.as_ref() {
+            let resolved = match (trace.compact.as_mut(), reference) {
+                (Some(compact), Some(reference)) => compact.hierarchies.resolve(reference)?,
+                _ => None,
+            };
+            let Some(hierarchy) = resolved else {
+                // Not a reference this store knows: left for the whole record's parser to refuse.
+                return self.read_whole(trace, record);
+            };
+            self.hierarchy = reference.cloned();
+            if let Some(state) = self.state.as_mut() {
+                state.state.hierarchy = hierarchy;
+            }
+        }
+        trace.keep(record);
+        Ok(Some(()))
     }
 
     /// Reads `record` whole into the kept state.
-    fn read_whole(&mut self, mut record: Map<String, Value>) -> Result<bool, Option<TraceError>> {
-        let Typed { parsed, hierarchy } = self.trace.typed::<RecordedState>(&mut record)?;
+    fn read_whole(
+        &mut self,
+        trace: &mut TraceReader,
+        mut record: Map<String, Value>,
+    ) -> Result<Option<()>, Option<TraceError>> {
+        let Typed { parsed, hierarchy } = trace.typed::<RecordedState>(&mut record)?;
         self.hierarchy = record
             .get("state")
             .and_then(|state| state.get("hierarchy"))
             .cloned();
-        self.trace.keep(record);
-        let mut state = parsed.map_err(|source| Some(self.trace.bad_record(source)))?;
+        trace.keep(record);
+        let mut state = parsed.map_err(|source| Some(trace.bad_record(source)))?;
         if let Some(hierarchy) = hierarchy {
             state.state.hierarchy = hierarchy;
         }
         self.state = Some(state);
-        Ok(true)
+        Ok(Some(()))
     }
 }
 
