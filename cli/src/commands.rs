@@ -60,6 +60,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
     let file = Settings::from_file(args.config.as_deref()).map_err(Error::from)?;
     let flags = args.settings.clone();
     let config = RunConfig::resolve(args.settings, file.clone()).map_err(Error::from)?;
+    warn_if_other_library_installed(&config.spec);
     let json = config.json;
     let progress = progress_bar(&config);
     let runtime = runtime()?;
@@ -492,7 +493,19 @@ fn build(args: BuildArgs) -> anyhow::Result<ExitStatus> {
         output.display(),
         module.bytecode.len()
     );
+    warn_if_other_library_installed(&args.spec);
     Ok(ExitStatus::Ok)
+}
+
+/// Warns when the spec's project installed another `@uatu/spec` than the one this binary
+/// embeds and runs (its editor checks other types). A `.wasm` spec has no project.
+fn warn_if_other_library_installed(spec: &Path) {
+    if spec.extension().is_some_and(|extension| extension == "wasm") {
+        return;
+    }
+    if let Some(other) = uatu::spec::other_library_version(spec) {
+        eprintln!("warning: {other}");
+    }
 }
 
 /// `uatu check --spec spec.ts runs/<id>`.
