@@ -65,8 +65,45 @@ pub enum Command {
     /// List the built-in plugins; build and scaffold WebAssembly plugins.
     #[command(subcommand)]
     Plugin(PluginCommand),
+    /// Start uatu in an app's repository: a spec that runs as it is, uatu.toml, the spec's types, a CI job.
+    ///
+    /// Writes uatu.toml, uatu/spec.ts, uatu/package.json, uatu/tsconfig.json, uatu/.gitignore and
+    /// .github/workflows/uatu.yml: all of them or none, and none over an existing file without
+    /// --force. What is not given as a flag is asked on the terminal (read from standard input).
+    #[command(after_help = EXIT_CODES)]
+    Init(InitArgs),
     /// Print the versions of uatu, its spec ABI and its plugin contract.
     Version,
+}
+
+/// The device kinds `uatu init` writes a starter spec for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum InitDevice {
+    /// The simulated Folio app: runs anywhere, nothing to set up.
+    Sim,
+    /// A web app in Chromium (give --url).
+    Web,
+    /// An Android app through adb and the sidecar (give --package).
+    Android,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct InitArgs {
+    /// The app's repository, where the files go.
+    #[arg(default_value = ".", value_name = "DIR")]
+    pub dir: PathBuf,
+    /// The device the app runs on.
+    #[arg(long, value_enum)]
+    pub device: Option<InitDevice>,
+    /// Web: the app's start page (http:// or https://).
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// Android: the app's package name (application id), e.g. com.example.app.
+    #[arg(long, value_name = "NAME")]
+    pub package: Option<String>,
+    /// Replace files that already exist.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `uatu run`: every setting of `uatu.toml` as a flag, and the file to read.

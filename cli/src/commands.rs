@@ -17,8 +17,8 @@ use uatu::{Error, ExitStatus};
 use uatu_sim::{Bugs, SimConfig, Simulator};
 
 use crate::args::{
-    BuildArgs, CheckArgs, Cli, Command, DoctorArgs, InspectArgs, PluginBuildArgs, PluginCommand,
-    PluginListArgs, PluginNewArgs, ReplayArgs, ReportArgs, RunArgs, ShrinkArgs, SimArgs,
+    BuildArgs, CheckArgs, Cli, Command, DoctorArgs, InitArgs, InitDevice, InspectArgs, PluginBuildArgs,
+    PluginCommand, PluginListArgs, PluginNewArgs, ReplayArgs, ReportArgs, RunArgs, ShrinkArgs, SimArgs,
 };
 use crate::report::verdict_table;
 
@@ -37,6 +37,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Plugin(PluginCommand::List(args)) => plugin_list(args),
         Command::Plugin(PluginCommand::Build(args)) => plugin_build(args),
         Command::Plugin(PluginCommand::New(args)) => plugin_new(args),
+        Command::Init(args) => init(args),
         Command::Version => {
             println!("uatu {}", uatu::VERSION);
             println!(
@@ -663,4 +664,87 @@ fn plugin_new(args: PluginNewArgs) -> anyhow::Result<ExitStatus> {
         dir.display()
     );
     Ok(ExitStatus::Ok)
+}
+
+/// `uatu init`: asks for what the flags did not say, writes the project, says what next.
+fn init(args: InitArgs) -> anyhow::Result<ExitStatus> {
+    use uatu::init::App;
+    let mut answers = std::io::stdin().lock();
+    let device = match args.device {
+        Some(device) => device,
+        None => match ask(&mut answers, "The app runs on [sim, web, android]", "--device")?.as_str() {
+            "sim" => InitDevice::Sim,
+            "web" => InitDevice::Web,
+            "android" => InitDevice::Android,
+            other => anyhow::bail!(
+                "`{other}` is not a device kind uatu init knows: sim, web or android (--device)"
+            ),
+        },
+    };
+    let app = match device {
+        InitDevice::Sim => App::Sim,
+        InitDevice::Web => App::Web {
+            url: given_or_asked(args.url, &mut answers, "The app's start page (http://…)", "--url")?,
+        },
+        InitDevice::Android => App::Android {
+            package: given_or_asked(
+                args.package,
+                &mut answers,
+                "The app's package name (com.example.app)",
+                "--package",
+            )?,
+        },
+    };
+    let app = app.checked().map_err(Error::from)?;
+    let files = uatu::init::files(&app);
+    let written = uatu::init::write(&args.dir, &files, args.force).map_err(Error::from)?;
+    println!("uatu init: wrote");
+    for path in &written {
+        println!("  {}", path.display());
+    }
+    println!();
+    println!("Next, in {}:", args.dir.display());
+    if let App::Web { url } = &app {
+        println!("  (serve the app at {url})");
+    }
+    println!(
+        "  uatu run                                  explore the app with uatu/spec.ts (reads uatu.toml)"
+    );
+    println!(
+        "  cd uatu && npm install && npx tsc         the spec's types, for your editor and a type-check"
+    );
+    println!(
+        "  edit uatu/spec.ts                         a guide: {}/writing-specs.md",
+        uatu::init::docs_url()
+    );
+    Ok(ExitStatus::Ok)
+}
+
+/// `given`, or else an answer read from `answers` after a prompt on stderr.
+fn given_or_asked(
+    given: Option<String>,
+    answers: &mut impl std::io::BufRead,
+    prompt: &str,
+    flag: &str,
+) -> anyhow::Result<String> {
+    match given {
+        Some(value) => Ok(value),
+        None => ask(answers, prompt, flag),
+    }
+}
+
+/// Asks `prompt` on stderr and reads one line; no answer (end of input, an empty line) is an
+/// error that names the flag to give instead.
+fn ask(answers: &mut impl std::io::BufRead, prompt: &str, flag: &str) -> anyhow::Result<String> {
+    eprint!("{prompt}: ");
+    let mut line = String::new();
+    answers
+        .read_line(&mut line)
+        .context("reading the answer from standard input")?;
+    let answer = line.trim().to_string();
+    if answer.is_empty() {
+        eprintln!();
+        anyhow::bail!("no answer for \"{prompt}\": give {flag}");
+    }
+    Ok(answer)
 }

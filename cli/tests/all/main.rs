@@ -10,6 +10,7 @@ mod device_agent;
 mod device_grpc;
 mod device_vectors;
 mod failures;
+mod init;
 mod inspect;
 mod inspect_browser;
 mod plugin_cli;

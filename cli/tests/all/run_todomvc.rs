@@ -18,7 +18,7 @@ const SPEC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/todomvc/spe
 /// jquery leaves the route when "Clear completed" is used, react ignores Escape).
 const CORRECT: &[&str] = &["preact", "backbone", "knockoutjs"];
 
-fn todomvc_examples() -> PathBuf {
+pub(crate) fn todomvc_examples() -> PathBuf {
     let dir = std::env::var_os("UATU_TODOMVC")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/apps/todomvc"))
@@ -32,7 +32,7 @@ fn todomvc_examples() -> PathBuf {
 }
 
 /// The folder that holds an implementation's `index.html`.
-fn app_root(example: &Path) -> PathBuf {
+pub(crate) fn app_root(example: &Path) -> PathBuf {
     let dist = example.join("dist");
     if dist.join("index.html").exists() {
         dist
