@@ -204,13 +204,13 @@ fn ci_job(app: &App) -> String {
         App::Web { url } => (
             "    container: debian:bookworm\n".to_string(),
             format!(
-                r#"      - name: Chromium, and curl to install uatu
+                r"      - name: Chromium, and curl to install uatu
         run: |
           apt-get update -qq
           apt-get install -y -qq --no-install-recommends chromium curl ca-certificates
       # uatu opens {url}: if this repository serves it, start it here, e.g.
       # - run: npm ci && (npm start &) && npx wait-on {url}
-"#
+"
             ),
         ),
         App::Android { .. } => (

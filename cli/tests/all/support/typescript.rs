@@ -13,20 +13,20 @@ pub fn package_dir() -> PathBuf {
     repo_root().join("packages/spec")
 }
 
-/// `tsc` from `packages/spec/node_modules` (`dev/setup` installs it).
-pub fn tsc() -> Command {
+/// `tsc` in `packages/spec/node_modules` (`dev/setup` installs it); a panic says how to get it.
+fn tsc() -> PathBuf {
     let tsc = package_dir().join("node_modules/.bin/tsc");
     assert!(
         tsc.is_file(),
         "{} is missing: run dev/setup (it installs TypeScript from npm)",
         tsc.display()
     );
-    Command::new(tsc)
+    tsc
 }
 
 /// `tsc -p PROJECT` (a directory holding a `tsconfig.json`), with its output.
 pub fn check_project(project: &Path) -> Output {
-    tsc()
+    Command::new(tsc())
         .arg("-p")
         .arg(project)
         .arg("--pretty")
@@ -48,8 +48,8 @@ pub struct Packed {
 pub fn packed_spec_package() -> &'static Packed {
     static PACKED: OnceLock<Packed> = OnceLock::new();
     PACKED.get_or_init(|| {
-        // `tsc` is needed by `prepack`; asking for it first says how to get it.
-        drop(tsc());
+        // `prepack` runs `tsc`: a missing one is said here, with how to get it.
+        tsc();
         let destination = Path::new(env!("CARGO_TARGET_TMPDIR")).join("spec-package");
         std::fs::create_dir_all(&destination).expect("creates the pack directory");
         let output = Command::new("npm")
