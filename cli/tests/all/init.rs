@@ -181,18 +181,28 @@ fn init_never_overwrites_without_force() {
     );
 }
 
-#[test]
-fn the_project_type_checks_against_the_packed_package_for_every_device() {
-    for (device, extra) in [
+/// A project written by `uatu init` for each device kind (with the flag naming its app).
+fn initialised_for_each_device() -> Vec<(&'static str, tempfile::TempDir)> {
+    [
         ("sim", None),
         ("web", Some("--url=http://127.0.0.1:8080/")),
         ("android", Some("--package=com.example.app")),
-    ] {
+    ]
+    .into_iter()
+    .map(|(device, app)| {
         let project = tempfile::tempdir().unwrap();
         let mut args = vec!["init", "--device", device];
-        args.extend(extra);
+        args.extend(app);
         let out = uatu_in(project.path(), &args, "");
         assert!(out.status.success(), "{device}: {}", printed(&out));
+        (device, project)
+    })
+    .collect()
+}
+
+#[test]
+fn the_project_type_checks_against_the_packed_package_for_every_device() {
+    for (device, project) in initialised_for_each_device() {
         let spec_dir = project.path().join("uatu");
         let manifest_path = spec_dir.join("package.json");
         let mut manifest: Value =
@@ -219,16 +229,7 @@ fn the_project_type_checks_against_the_packed_package_for_every_device() {
 
 #[test]
 fn the_ci_jobs_pass_actionlint() {
-    for (device, extra) in [
-        ("sim", None),
-        ("web", Some("--url=http://127.0.0.1:8080/")),
-        ("android", Some("--package=com.example.app")),
-    ] {
-        let project = tempfile::tempdir().unwrap();
-        let mut args = vec!["init", "--device", device];
-        args.extend(extra);
-        let out = uatu_in(project.path(), &args, "");
-        assert!(out.status.success(), "{device}: {}", printed(&out));
+    for (device, project) in initialised_for_each_device() {
         let job = project.path().join(".github/workflows/uatu.yml");
         let output = Command::new(installed_tool("actionlint"))
             .arg("-shellcheck")
