@@ -6,6 +6,8 @@
 //! [`RunConfig::resolve`] layers the command line over the file over the built-in
 //! defaults (`defaults.toml`, embedded) and checks every value, naming the setting at fault.
 
+mod value;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -17,50 +19,13 @@ use crate::devices::{DeviceChoice, SidecarOptions};
 use crate::plugin::{OnPluginError, PluginChoice, builtin};
 use crate::trace::TraceFormat;
 
+pub use value::{ConfigError, parse_duration};
+
 /// The name of the file read when no other is given.
 pub const DEFAULT_CONFIG_FILE: &str = "uatu.toml";
 
 /// The built-in defaults, the lowest layer.
 const DEFAULTS_TOML: &str = include_str!("defaults.toml");
-
-/// Why the settings cannot be used, naming the file or setting at fault.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// The settings file could not be read.
-    #[error("cannot read {path}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The settings file is not valid TOML or has an unknown key (the message names key and line).
-    #[error("{path}: {message}")]
-    Parse {
-        /// The file.
-        path: PathBuf,
-        /// The parser's message, with the line.
-        message: String,
-    },
-    /// A setting has a value uatu cannot use.
-    #[error("{setting}: {message}")]
-    Invalid {
-        /// The setting, spelled as in `uatu.toml` (`max-steps`, `plugins.junit`).
-        setting: String,
-        /// What is wrong and what would be right.
-        message: String,
-    },
-}
-
-impl ConfigError {
-    pub(crate) fn invalid(setting: impl Into<String>, message: impl Into<String>) -> ConfigError {
-        ConfigError::Invalid {
-            setting: setting.into(),
-            message: message.into(),
-        }
-    }
-}
 
 /// One layer of `uatu run` settings: the command line, `uatu.toml` or the defaults.
 /// Every field is optional; a layer leaves unset what the layer below decides.
@@ -494,19 +459,6 @@ pub fn plugin_name(path: &Path) -> Result<String, ConfigError> {
         })
 }
 
-/// Parses `30s`, `5m`, `2h`, `250ms`, or `0`, naming `setting` when it cannot.
-pub fn parse_duration(setting: &str, text: &str) -> Result<Duration, ConfigError> {
-    if text.trim() == "0" {
-        return Ok(Duration::ZERO);
-    }
-    humantime::parse_duration(text.trim()).map_err(|e| {
-        ConfigError::invalid(
-            setting,
-            format!("`{text}` is not a duration such as 30s, 5m or 2h: {e}"),
-        )
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -690,16 +642,5 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("--spec"), "{error}");
-    }
-
-    #[test]
-    fn durations_accept_the_documented_forms() {
-        assert_eq!(parse_duration("d", "30s").expect("30s"), Duration::from_secs(30));
-        assert_eq!(parse_duration("d", "2h").expect("2h"), Duration::from_secs(7200));
-        assert_eq!(parse_duration("d", "0").expect("0"), Duration::ZERO);
-        assert_eq!(
-            parse_duration("d", "250ms").expect("ms"),
-            Duration::from_millis(250)
-        );
     }
 }
