@@ -69,7 +69,9 @@ mod tests {
             parse_duration("d", "250ms").expect("ms"),
             Duration::from_millis(250)
         );
-        let error = parse_duration("budget", "soon").expect_err("not a duration").to_string();
+        let error = parse_duration("budget", "soon")
+            .expect_err("not a duration")
+            .to_string();
         assert!(error.starts_with("budget: "), "{error}");
     }
 }
