@@ -1,5 +1,7 @@
 //! The messages of the SDK socket protocol, as specified in `proto/agent.md`.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Bounds, ExceptionInfo, Hierarchy, LogEntry, Node, ScreenSize};
@@ -59,8 +61,9 @@ pub enum Message {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         coverage: Option<Vec<String>>,
         /// The app's windows, when the PAUSE asked for them and the SDK could read them.
+        /// Boxed: a whole window tree would otherwise make every message as large as it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        hierarchy: Option<AppHierarchy>,
+        hierarchy: Option<Box<AppHierarchy>>,
     },
     /// Host → SDK: continue after the PAUSE with the same id.
     Resume {
@@ -121,6 +124,12 @@ pub struct AppNode {
     pub bounds: Bounds,
     /// The element's children, in the platform's order (always present, maybe empty).
     pub children: Vec<AppNode>,
+    /// Becomes [`Node::role`]; optional (added after protocol version 1's first SDKs).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub role: String,
+    /// Becomes [`Node::attrs`]; optional (added after protocol version 1's first SDKs).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub attributes: BTreeMap<String, String>,
 }
 
 impl From<AppHierarchy> for Hierarchy {
@@ -150,6 +159,8 @@ impl From<AppNode> for Node {
             selected: wire.selected,
             scrollable: wire.scrollable,
             bounds: wire.bounds,
+            role: wire.role,
+            attrs: wire.attributes,
             children: wire.children.into_iter().map(Node::from).collect(),
         }
     }

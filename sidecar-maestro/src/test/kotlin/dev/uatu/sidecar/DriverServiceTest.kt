@@ -313,7 +313,7 @@ class DriverServiceTest {
     @Test
     fun `WaitForIdle on a still screen is idle after two equal dumps`() {
         launch()
-        val idle = stub.waitForIdle(WaitForIdleRequest.newBuilder().setTimeoutMs(2_000).build())
+        val idle = stub.waitForIdle(WaitForIdleRequest.newBuilder().setTimeoutMs(20_000).build())
         assertTrue(idle.idle)
         assertTrue(idle.deviceTimeMs > 0)
         assertEquals(2, device.commands.count { it.startsWith("uiautomator") })

@@ -24,8 +24,12 @@ fun folioDevice(): ScriptedDevice = ScriptedDevice.load("builtin")
 fun shellReply(stdout: String, exitCode: Int = 0, stderr: String = "", delayMs: Long = 0) =
     ScriptedDevice.Reply.Shell(ShellResult(stdout, stderr, exitCode), delayMs)
 
-/** Settings for tests: no pauses between idle polls or dump retries. */
-val fastSettings = DriverSettings(dumpRetryDelayMs = 0, idlePollMs = 0, commandTimeoutMs = 2_000)
+/**
+ * Settings for tests: no pauses between idle polls or dump retries. The command timeout only
+ * ends a test whose device hangs; a scripted device answers from memory, but a busy machine
+ * may take seconds to schedule the thread that runs the command.
+ */
+val fastSettings = DriverSettings(dumpRetryDelayMs = 0, idlePollMs = 0, commandTimeoutMs = 10_000)
 
 /** The real gRPC service over a real in-process channel, driving `connect`'s device. */
 class InProcessSidecar(connect: () -> Adb, settings: DriverSettings = fastSettings) : AutoCloseable {

@@ -9,6 +9,7 @@ import android.util.Log
 import dev.uatu.sdk.core.Agent
 import dev.uatu.sdk.core.AgentOptions
 import dev.uatu.sdk.core.LogLevel
+import dev.uatu.sdk.core.ProcessCrashWatch
 import dev.uatu.sdk.core.Transport
 import java.io.File
 
@@ -51,6 +52,8 @@ object AndroidGlue {
                         platform = "android",
                         token = launch.token,
                         crashFile = crashFile(application),
+                        // An app process is the app: an uncaught exception on any of its threads ends it.
+                        crashes = ProcessCrashWatch,
                         hierarchy = ViewHierarchySource(application, windows),
                         report = ::logcat,
                     ),

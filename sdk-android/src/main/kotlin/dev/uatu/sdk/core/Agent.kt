@@ -12,6 +12,8 @@ class AgentOptions(
     val token: String? = null,
     /** Where a crashing process leaves its exception for the next one; none when null. */
     val crashFile: File? = null,
+    /** Which threads are the app's: their uncaught exceptions are its crashes. None are watched when null. */
+    val crashes: CrashWatch? = null,
     /** Reads the app's windows on the main thread, when the platform can. */
     val hierarchy: HierarchySource? = null,
     val coverage: CoverageSource? = null,
@@ -46,7 +48,7 @@ class Agent(private val clock: () -> Long = System::currentTimeMillis) {
         val crashes = options.crashFile?.let(::CrashStore)
         val pauser = Pauser(options.safePoint, this, options.holdTimeoutMillis, logs)
         val client = Client(options.transport, ::hello, pauser, logs, options.report, options.backoff)
-        private val previousHandler = Thread.getDefaultUncaughtExceptionHandler()
+        private var crashWatch: AutoCloseable? = null
         private var crashesInFlight = emptyList<ExceptionInfo>()
 
         fun hello() = Message.Hello(
@@ -101,29 +103,22 @@ class Agent(private val clock: () -> Long = System::currentTimeMillis) {
             logs.restore(state.logs)
         }
 
-        fun installCrashHandler() {
-            Thread.setDefaultUncaughtExceptionHandler { thread, throwable -> onCrash(thread, throwable) }
+        fun watchCrashes() {
+            crashWatch = options.crashes?.watch(::onCrash)
         }
 
-        fun uninstallCrashHandler() {
-            Thread.setDefaultUncaughtExceptionHandler(previousHandler)
+        fun stopWatchingCrashes() {
+            crashWatch?.close()
+            crashWatch = null
         }
 
-        /** Persists the exception and says GOODBYE (§5), then lets the previous handler end the process. */
+        /** Persists the exception and says GOODBYE (§5); the [CrashWatch] then lets the thread die as it would have. */
         private fun onCrash(thread: Thread, throwable: Throwable) {
+            val info = ExceptionInfo.of(throwable, clock())
             try {
-                val info = ExceptionInfo.of(throwable, clock())
                 crashes?.save(info)
-                client.sayGoodbye("crash: ${info.className}: ${info.message}")
-            } catch (e: Throwable) {
-                // The process is dying anyway; the previous handler must still run.
             } finally {
-                if (previousHandler != null) {
-                    previousHandler.uncaughtException(thread, throwable)
-                } else {
-                    System.err.print("Exception in thread \"${thread.name}\" ")
-                    throwable.printStackTrace()
-                }
+                client.sayGoodbye("crash: ${info.className}: ${info.message}")
             }
         }
     }
@@ -147,21 +142,21 @@ class Agent(private val clock: () -> Long = System::currentTimeMillis) {
     /** The id of the pause holding the main thread, if one does. */
     val pausedId: Long? get() = running?.pauser?.pausedId
 
-    /** Connects to the host and captures uncaught exceptions; a second call does nothing. */
+    /** Connects to the host and watches the app's threads for crashes; a second call does nothing. */
     fun start(options: AgentOptions) {
         val started = synchronized(this) {
             if (running != null) return
             Running(options).also { running = it }
         }
-        started.installCrashHandler()
+        started.watchCrashes()
         started.client.start()
     }
 
-    /** Says GOODBYE, disconnects and gives the uncaught-exception handler back. */
+    /** Stops watching for crashes, says GOODBYE and disconnects. */
     fun stop(reason: String = "the app stopped the uatu SDK") {
         val stopping = synchronized(this) { running.also { running = null } } ?: return
+        stopping.stopWatchingCrashes()
         stopping.client.stop(reason)
-        stopping.uninstallCrashHandler()
     }
 
     companion object {

@@ -96,7 +96,12 @@ class Client(
             it.close()
         }
         thread?.interrupt()
-        thread?.join(1_000)
+        try {
+            thread?.join(1_000)
+        } catch (e: InterruptedException) {
+            // The app's thread that stops the SDK was interrupted: keep that for the app, stop waiting.
+            Thread.currentThread().interrupt()
+        }
     }
 
     /** Best effort from a dying thread (the crash handler): GOODBYE to the attached host, if any. */

@@ -47,9 +47,11 @@ class Pauser(
     var abandonedPauses = 0L
         private set
 
+    // The queue is unbounded: `add` never waits, so an interrupt of the client's thread (at stop)
+    // cannot throw out of these calls the way `put` would.
     fun onPause(connection: Long, id: Long, hierarchy: Boolean, reply: (Message.State) -> Boolean) {
         synchronized(lock) {
-            events.put(PauseEvent(connection, id, hierarchy, reply))
+            events.add(PauseEvent(connection, id, hierarchy, reply))
             if (!scheduled) {
                 scheduled = true
                 safePoint.schedule(::hold)
@@ -63,10 +65,14 @@ class Pauser(
 
     /** A RESUME or a disconnect matters only to a pause that is scheduled or held. */
     private fun offerWhileScheduled(event: Event) {
-        synchronized(lock) { if (scheduled) events.put(event) }
+        synchronized(lock) { if (scheduled) events.add(event) }
     }
 
-    /** Runs on the main thread at a safe point. */
+    /**
+     * Runs on the main thread at a safe point. An interrupt of the main thread
+     * releases the pause like a lost host, and the interrupt is kept for the app
+     * to see: the SDK never throws into the app's main thread.
+     */
     private fun hold() {
         var current: PauseEvent? = null
         var deadline = 0L
@@ -98,6 +104,10 @@ class Pauser(
                     }
                 }
             }
+        } catch (e: InterruptedException) {
+            abandonedPauses++
+            log.add(LogLevel.WARN, SDK_LOG_TAG, "uatu: the main thread was interrupted during a pause; the app goes on")
+            Thread.currentThread().interrupt()
         } finally {
             pausedId = null
             synchronized(lock) {

@@ -7,9 +7,12 @@ import dev.uatu.sdk.Uatu
 import dev.uatu.sdk.core.CAPABILITY_HIERARCHY
 import dev.uatu.sdk.core.Message
 import dev.uatu.sdk.core.TestHost
+import dev.uatu.sdk.core.Transport
 import dev.uatu.sdk.harness.UnixSocketTransport
 import java.nio.file.Files
 import java.time.Duration
+import java.util.concurrent.LinkedBlockingQueue
+import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicReference
 import kotlinx.serialization.json.JsonPrimitive
@@ -92,24 +95,36 @@ class GlueTest {
         val ranDuringPause = AtomicBoolean(false)
         val ranAfterResume = AtomicBoolean(false)
         val resumed = AtomicBoolean(false)
+        // The host's side fails the test, not the JVM's default handler, when one of its checks fails.
+        val hostFailure = AtomicReference<Throwable>()
         val hostThread = Thread {
-            side.send(Message.Pause(1))
-            val state = side.expect<Message.State>()
-            assertEquals(JsonPrimitive("DebugApp"), state.snapshots["app"])
-            // The main looper is held: a runnable posted now must wait for RESUME.
-            Handler(Looper.getMainLooper()).post {
-                if (!resumed.get()) ranDuringPause.set(true) else ranAfterResume.set(true)
+            try {
+                hostSide(side, resumed, ranDuringPause, ranAfterResume)
+            } catch (e: Throwable) {
+                hostFailure.set(e)
             }
-            Thread.sleep(300)
-            resumed.set(true)
-            side.send(Message.Resume(1))
         }.apply { start() }
 
-        runMainLooperUntil { ranAfterResume.get() || ranDuringPause.get() }
-        hostThread.join(5_000)
+        runMainLooperUntil { ranAfterResume.get() || ranDuringPause.get() || hostFailure.get() != null }
+        hostThread.join(10_000)
+        hostFailure.get()?.let { throw AssertionError("the host side failed: $it", it) }
         assertEquals("main=true frame=true", inFrameCallback.get())
         assertFalse("a posted runnable ran while the main looper was paused", ranDuringPause.get())
         assertTrue(ranAfterResume.get())
+    }
+
+    /** PAUSE, STATE, a runnable posted while the main looper is held, RESUME. */
+    private fun hostSide(side: TestHost.HostSide, resumed: AtomicBoolean, ranDuringPause: AtomicBoolean, ranAfterResume: AtomicBoolean) {
+        side.send(Message.Pause(1))
+        val state = side.expect<Message.State>()
+        assertEquals(JsonPrimitive("DebugApp"), state.snapshots["app"])
+        // The main looper is held: a runnable posted now must wait for RESUME.
+        Handler(Looper.getMainLooper()).post {
+            if (!resumed.get()) ranDuringPause.set(true) else ranAfterResume.set(true)
+        }
+        Thread.sleep(300)
+        resumed.set(true)
+        side.send(Message.Resume(1))
     }
 
     @Test
@@ -125,20 +140,23 @@ class GlueTest {
 
     @Test
     fun `with a token but no host the app runs on and the SDK thread sleeps between attempts`() {
-        launch(token = "t") // nobody listens on the socket
+        val attempts = LinkedBlockingQueue<Long>()
+        AndroidGlue.testTransport = { _ ->
+            val missing = UnixSocketTransport(socket) // nobody listens on it
+            Transport { attempts.add(System.nanoTime()); missing.connect() }
+        }
+        launch(token = "t")
         val ran = AtomicBoolean(false)
         Handler(Looper.getMainLooper()).post { ran.set(true) }
         shadowOf(Looper.getMainLooper()).idleFor(Duration.ofMillis(100))
         assertTrue("the main looper did not run", ran.get())
         assertTrue(Uatu.agent.isStarted)
+        // 50 ms doubling: a busy machine only makes the gaps longer; a spinning thread makes them ~0.
+        val times = List(4) { attempts.poll(10, TimeUnit.SECONDS) ?: throw AssertionError("only $it connection attempts in 10 s") }
+        val gapsMillis = times.zipWithNext { a, b -> TimeUnit.NANOSECONDS.toMillis(b - a) }
+        val backoff = listOf(50L, 100, 200)
+        assertTrue("gaps $gapsMillis ms, expected at least $backoff", gapsMillis.zip(backoff).all { (gap, delay) -> gap >= delay })
         assertFalse(Uatu.agent.isConnected)
-        val agentThread = Thread.getAllStackTraces().keys.single { it.name == "uatu-agent" }
-        // Sampled: a thread that spins is seldom caught waiting; one that backs off nearly always is.
-        val waiting = (1..10).count {
-            Thread.sleep(50)
-            agentThread.state == Thread.State.TIMED_WAITING
-        }
-        assertTrue("the SDK thread was waiting in only $waiting of 10 samples", waiting >= 8)
     }
 }
 

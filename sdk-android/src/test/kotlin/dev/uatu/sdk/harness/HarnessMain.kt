@@ -82,7 +82,7 @@ Exits 2 when the host refuses it for good (version or token), 70 on its crash.""
             System.err.println("HarnessMain: ${e.message}\n$USAGE")
             exitProcess(64)
         }
-        // What Android's runtime does after the SDK's handler: the process dies.
+        // What Android's runtime does after the SDK has reported a crash: the process dies.
         Thread.setDefaultUncaughtExceptionHandler { thread, error ->
             System.err.println("HarnessMain: uncaught exception in ${thread.name}: $error")
             Runtime.getRuntime().halt(70)
@@ -127,6 +127,8 @@ class HarnessApp(private val options: HarnessMain.Options) {
                 platform = "jvm",
                 token = options.token,
                 crashFile = options.crashFile,
+                // The app's threads: the main loop and what it starts (not the frame clock, which stands for vsync).
+                crashes = main.threads,
                 holdTimeoutMillis = options.holdTimeoutMillis,
                 protocolVersion = options.protocolVersion,
                 report = { level, message -> System.err.println("uatu [$level] $message") },

@@ -2,6 +2,7 @@ package dev.uatu.sidecar.adb
 
 import dev.uatu.sdk.core.Agent
 import dev.uatu.sdk.core.AgentOptions
+import dev.uatu.sdk.core.AppThreads
 import dev.uatu.sdk.core.Bounds
 import dev.uatu.sdk.core.Hierarchy
 import dev.uatu.sdk.core.HierarchySource
@@ -35,8 +36,11 @@ class FakeApp private constructor(
     private val launches: Int,
 ) : AutoCloseable {
     private val agent = Agent()
+
+    /** The app's threads: its main thread. The sidecar's own threads are not the app's, so never its crash. */
+    private val threads = AppThreads("fake-app $packageName")
     private val mainThread: ExecutorService = Executors.newSingleThreadExecutor { task ->
-        Thread(task, "fake-app-main").apply { isDaemon = true }
+        threads.newThread("fake-app-main", task).apply { isDaemon = true }
     }
 
     private fun start(token: String, socket: String) {
@@ -49,6 +53,7 @@ class FakeApp private constructor(
                 appId = packageName,
                 platform = "android",
                 token = token,
+                crashes = threads,
                 hierarchy = HierarchySource(::ownWindow),
             ),
         )
