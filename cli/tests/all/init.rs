@@ -190,7 +190,7 @@ fn initialised_for_each_device() -> Vec<(&'static str, tempfile::TempDir)> {
     ]
     .into_iter()
     .map(|(device, app)| {
-        let project = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().expect("a temporary directory for the project");
         let mut args = vec!["init", "--device", device];
         args.extend(app);
         let out = uatu_in(project.path(), &args, "");

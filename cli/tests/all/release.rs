@@ -55,15 +55,16 @@ fn release(root: &Path, corrupt: bool) {
     let asset = format!("uatu-{}.tar.gz", this_target());
     let packed = packed_asset();
     for dir in [root.join("download").join(tag()), root.join("latest/download")] {
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut archive = std::fs::read(packed.join(&asset)).unwrap();
+        std::fs::create_dir_all(&dir).expect("the release directory");
+        let mut archive = std::fs::read(packed.join(&asset)).expect("the packed archive");
         if corrupt {
             let middle = archive.len() / 2;
             archive[middle] ^= 0x55;
         }
-        std::fs::write(dir.join(&asset), archive).unwrap();
+        std::fs::write(dir.join(&asset), archive).expect("the served archive");
         // The release workflow's SHA256SUMS is the assets' .sha256 lines, concatenated.
-        std::fs::copy(packed.join(format!("{asset}.sha256")), dir.join("SHA256SUMS")).unwrap();
+        std::fs::copy(packed.join(format!("{asset}.sha256")), dir.join("SHA256SUMS"))
+            .expect("the served SHA256SUMS");
     }
 }
 
