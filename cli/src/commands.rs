@@ -20,7 +20,7 @@ use crate::args::{
     BuildArgs, CheckArgs, Cli, Command, DoctorArgs, InspectArgs, PluginBuildArgs, PluginCommand,
     PluginListArgs, PluginNewArgs, ReplayArgs, ReportArgs, RunArgs, ShrinkArgs, SimArgs,
 };
-use crate::report::verdict_table;
+use crate::print::verdict_table;
 
 /// Runs one command and returns the exit status it earned.
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitStatus> {

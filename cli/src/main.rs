@@ -4,7 +4,7 @@
 
 mod args;
 mod commands;
-mod report;
+mod print;
 mod rerun;
 
 use std::process::ExitCode;
