@@ -169,6 +169,7 @@ mod tests {
             spec_memory: Some(128),
             on_plugin_error: Some(OnPluginError::Disable),
             plugins: Default::default(),
+            shrink: Default::default(),
         }
     }
 
