@@ -52,9 +52,12 @@ impl std::fmt::Display for OtherLibraryVersion {
 
 /// The `@uatu/spec` that the spec at `spec` would import under Node's resolution (the
 /// first `node_modules/@uatu/spec/package.json` in the spec's directory or above it),
-/// when it is not the version this binary embeds. `None` when none is installed or it is
-/// the same version.
+/// when it is not the version this binary embeds. `None` when none is installed, it is
+/// the same version, or `spec` is a compiled module (`.wasm`: no project to look in).
 pub fn other_library_version(spec: &Path) -> Option<OtherLibraryVersion> {
+    if spec.extension().is_some_and(|extension| extension == "wasm") {
+        return None;
+    }
     let spec = std::fs::canonicalize(spec).unwrap_or_else(|_| spec.to_path_buf());
     let package_json = spec
         .parent()?
