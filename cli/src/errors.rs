@@ -84,6 +84,11 @@ mod tests {
         assert_eq!(CliError::NothingToReplay.exit_status(), ExitStatus::Usage);
         let closed = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
         assert_eq!(CliError::Output(closed).exit_status(), ExitStatus::Infrastructure);
+        let unreadable = std::io::Error::from(std::io::ErrorKind::InvalidData);
+        assert_eq!(
+            CliError::Input(unreadable).exit_status(),
+            ExitStatus::Infrastructure
+        );
         let device = uatu::Error::DeviceNotReady { device: "sim".into() };
         assert_eq!(CliError::from(device).exit_status(), ExitStatus::Infrastructure);
     }

@@ -105,7 +105,7 @@ fn ask(answers: &mut impl BufRead, prompt: &str, flag: &'static str) -> Result<S
         print::end_of_prompt();
         return Err(CliError::bad_flag(
             flag,
-            format!("not given, and no answer to \"{prompt}\" on standard input"),
+            format!("no answer to \"{prompt}\" on standard input; give --{flag}"),
         ));
     }
     Ok(answer.to_string())
