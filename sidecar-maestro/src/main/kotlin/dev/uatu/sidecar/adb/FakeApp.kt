@@ -8,7 +8,6 @@ import dev.uatu.sdk.core.Hierarchy
 import dev.uatu.sdk.core.HierarchySource
 import dev.uatu.sdk.core.Node
 import dev.uatu.sdk.core.SafePoint
-import dev.uatu.sdk.core.TcpTransport
 import dev.uatu.sdk.core.Transport
 import dev.uatu.sidecar.android.UiAutomatorDump
 import dev.uatu.sidecar.android.UiElement
@@ -63,7 +62,7 @@ class FakeApp private constructor(
     private fun forwardedSocket(socket: String) = Transport {
         val port = device.reverseForwards["localabstract:$socket"]
             ?: throw IOException("connection refused: nothing listens on @$socket (no reverse forward)")
-        TcpTransport(port).connect()
+        device.reverseConnector.connect(port)
     }
 
     private fun ownWindow(): Hierarchy {

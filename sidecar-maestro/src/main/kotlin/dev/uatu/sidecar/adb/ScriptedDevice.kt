@@ -1,5 +1,7 @@
 package dev.uatu.sidecar.adb
 
+import dev.uatu.sdk.core.Connection
+import dev.uatu.sdk.core.TcpTransport
 import java.io.IOException
 import java.nio.file.Files
 import java.nio.file.Path
@@ -153,6 +155,21 @@ class ScriptedDevice(
         log += "pull $remotePath"
         files[remotePath]?.copyOf() ?: throw IOException("remote object '$remotePath' does not exist")
     }
+
+    /** The file at [path] on the device, or null (read without logging a command: the sync service's STAT and RECV). */
+    fun fileOrNull(path: String): ByteArray? = synchronized(this) { files[path]?.copyOf() }
+
+    /** How a connection the app opens to a reverse-forwarded device socket reaches the host port. */
+    fun interface ReverseConnector {
+        fun connect(hostPort: Int): Connection
+    }
+
+    /**
+     * Straight to the host port on 127.0.0.1 by default (the device and the host are one
+     * machine); through the ADB server when the device is served by [dev.uatu.sidecar.fakedevice.FakeAdbd].
+     */
+    @Volatile
+    var reverseConnector: ReverseConnector = ReverseConnector { hostPort -> TcpTransport(hostPort).connect() }
 
     /** When set, `adb reverse` fails with this message (as when adbd refuses it). */
     var reverseRefusal: String? = null
