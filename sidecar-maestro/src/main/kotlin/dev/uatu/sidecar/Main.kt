@@ -66,9 +66,15 @@ class ServeCommand : Callable<Int> {
     @Option(names = ["--no-stdin-watch"], description = ["Keep running when stdin closes (for running it by hand in the background)."])
     var noStdinWatch: Boolean = false
 
+    @Option(
+        names = ["--no-grant-permissions"],
+        description = ["Do not grant the app's requested runtime permissions at launch (by default they are, as Maestro does)."],
+    )
+    var noGrantPermissions: Boolean = false
+
     override fun call(): Int {
         val agent = agentPort?.let { AgentForward(it, System.getenv("UATU_AGENT_TOKEN")?.takeIf(String::isNotEmpty)) }
-        val settings = DriverSettings(agent = agent)
+        val settings = DriverSettings(agent = agent, grantPermissions = !noGrantPermissions)
         val connect: () -> Adb = if (fakeDevice != null) {
             val fake = try {
                 ScriptedDevice.load(fakeDevice!!)

@@ -1,7 +1,6 @@
 package dev.uatu.sidecar.adb
 
 import dadb.AdbShellPacket
-import dadb.AdbShellStream
 import dadb.AdbStream
 import dadb.Dadb
 import dev.uatu.sidecar.DriverException
@@ -76,8 +75,27 @@ class AdbServerDevice private constructor(
         }
     }
 
-    /** A shell command whose packets are read as they come (`logcat` without `-d` never ends by itself). */
-    fun openShell(command: String): AdbShellStream = dadb.openShell(command)
+    override fun shellStream(command: String): ShellStream {
+        val shell = dadb.openShell(command)
+        return object : ShellStream {
+            override fun next(): ByteArray? {
+                while (true) {
+                    val packet = try {
+                        shell.read()
+                    } catch (e: IOException) {
+                        return null // closed, here or on the device
+                    }
+                    when (packet) {
+                        is AdbShellPacket.StdOut -> return packet.payload
+                        is AdbShellPacket.StdError -> continue
+                        is AdbShellPacket.Exit -> return null
+                    }
+                }
+            }
+
+            override fun close() = shell.close()
+        }
+    }
 
     override fun execOut(command: String): ByteArray =
         openService("exec:$command").use { stream -> stream.source.readByteArray() }

@@ -47,6 +47,17 @@ object DeviceServices {
         val command = destination.substringAfter(':')
         val v2 = "v2" in options
         return DeviceService { stream ->
+            if (device.isStreaming(command)) {
+                // `logcat` without -d: what comes, as it comes, until the ADB server closes the stream.
+                device.shellStream(command).use { output ->
+                    while (true) {
+                        val piece = output.next() ?: break
+                        stream.output.write(if (v2) shellPacket(SHELL_STDOUT, piece) else piece)
+                    }
+                }
+                if (v2) stream.output.write(shellPacket(SHELL_EXIT, byteArrayOf(0)))
+                return@DeviceService
+            }
             val result = device.shell(command)
             val stdout = result.stdout.toByteArray(Charsets.UTF_8)
             val stderr = result.stderr.toByteArray(Charsets.UTF_8)

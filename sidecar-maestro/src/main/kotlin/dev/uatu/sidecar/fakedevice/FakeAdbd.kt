@@ -87,11 +87,16 @@ class FakeAdbd(private val device: ScriptedDevice, private val options: Options 
     /** Every service an ADB server opened, in order (shell commands as `shell,v2,raw:CMD`). */
     val opened: MutableList<String> = CopyOnWriteArrayList()
 
+    /** The services whose stream the ADB server closed before they were done: commands abandoned by their caller. */
+    val abandoned: MutableList<String> = CopyOnWriteArrayList()
+
     init {
         device.reverseConnector = ScriptedDevice.ReverseConnector { hostPort ->
             val transport = transports.lastOrNull { it.online } ?: throw IOException("connection refused: the device is not attached to an ADB server")
             transport.openToHost("tcp:$hostPort")
         }
+        // Dropping the connections from the device's own thread would wait on it: another thread does.
+        device.onOffline = { Thread(::goOffline, "fake-adbd-offline $port").start() }
         Thread(::accept, "fake-adbd-accept $port").apply { isDaemon = true }.start()
     }
 
@@ -220,7 +225,7 @@ class FakeAdbd(private val device: ScriptedDevice, private val options: Options 
                 send(AdbMessage(AdbMessage.CLSE, 0, remoteId))
                 return
             }
-            val stream = Stream(this, nextId.getAndIncrement()).also { it.remoteId = remoteId }
+            val stream = Stream(this, nextId.getAndIncrement()).also { it.remoteId = remoteId; it.destination = destination }
             streams[stream.localId] = stream
             send(AdbMessage(AdbMessage.OKAY, stream.localId, remoteId))
             stream.worker = Thread({
@@ -282,6 +287,9 @@ class FakeAdbd(private val device: ScriptedDevice, private val options: Options 
         @Volatile
         var worker: Thread? = null
 
+        /** The service it serves, for [abandoned]. */
+        var destination = ""
+
         private val received = LinkedBlockingQueue<ByteArray>()
         private val okays = Semaphore(0)
         private val opened = Semaphore(0)
@@ -314,6 +322,7 @@ class FakeAdbd(private val device: ScriptedDevice, private val options: Options 
             transport.forget(this)
             if (!closedHere) {
                 closedHere = true
+                if (worker?.isAlive == true) abandoned += destination
                 worker?.interrupt()
                 if (remoteId != 0) sendQuietly(AdbMessage(AdbMessage.CLSE, localId, remoteId))
             }
