@@ -51,7 +51,14 @@ class ServeCommand : Callable<Int> {
     @Option(names = ["--fake-device"], paramLabel = "DIR", description = ["Drive a scripted fake device instead: `builtin` or a directory with device.properties (for tests)."])
     var fakeDevice: String? = null
 
-    @Option(names = ["--adb-server"], paramLabel = "HOST:PORT", description = ["The ADB server (default localhost:\$ANDROID_ADB_SERVER_PORT or 5037)."])
+    @Option(
+        names = ["--adb-server"], paramLabel = "HOST:PORT",
+        description = [
+            "The ADB server (default: \$ADB_SERVER_SOCKET as tcp:HOST:PORT, else \$ANDROID_ADB_SERVER_ADDRESS or localhost, " +
+                "port \$ANDROID_ADB_SERVER_PORT or 5037). A server on another machine forwards the app's SDK connection " +
+                "(adb reverse) to that machine's port, not this one's.",
+        ],
+    )
     var adbServer: String? = null
 
     @Option(
@@ -84,7 +91,12 @@ class ServeCommand : Callable<Int> {
             }
             ({ fake })
         } else {
-            val server = adbServer?.let(::parseAddress) ?: AdbServerAddress.default()
+            val server = try {
+                adbServer?.let(::parseAddress) ?: AdbServerAddress.default()
+            } catch (e: IllegalArgumentException) {
+                System.err.println("sidecar: ${e.message}")
+                return 2
+            }
             ({ AdbServerDevice.connect(server, serial) })
         }
         val driver = AndroidDriver(connect, settings)

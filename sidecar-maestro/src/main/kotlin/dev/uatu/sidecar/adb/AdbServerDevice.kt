@@ -251,8 +251,26 @@ data class AdbServerAddress(val host: String, val port: Int) {
     override fun toString() = "$host:$port"
 
     companion object {
-        /** The server adb itself would use: `ANDROID_ADB_SERVER_PORT`, else 5037, on localhost. */
-        fun default(): AdbServerAddress =
-            AdbServerAddress("localhost", System.getenv("ANDROID_ADB_SERVER_PORT")?.toIntOrNull() ?: 5037)
+        /**
+         * The server adb itself would use: `ADB_SERVER_SOCKET=tcp:HOST:PORT` when set, else
+         * `ANDROID_ADB_SERVER_ADDRESS` (default localhost) and `ANDROID_ADB_SERVER_PORT` (default 5037).
+         */
+        fun default(environment: Map<String, String> = System.getenv()): AdbServerAddress {
+            environment["ADB_SERVER_SOCKET"]?.takeIf { it.isNotBlank() }?.let { socket ->
+                return parseSocket(socket) ?: throw IllegalArgumentException(
+                    "ADB_SERVER_SOCKET=$socket: expected tcp:HOST:PORT (the only form uatu reads)",
+                )
+            }
+            val host = environment["ANDROID_ADB_SERVER_ADDRESS"]?.takeIf { it.isNotBlank() } ?: "localhost"
+            return AdbServerAddress(host, environment["ANDROID_ADB_SERVER_PORT"]?.toIntOrNull() ?: 5037)
+        }
+
+        /** `tcp:HOST:PORT` (adb's socket spec), or null when it is not one. */
+        fun parseSocket(spec: String): AdbServerAddress? {
+            val address = spec.removePrefix("tcp:").takeIf { spec.startsWith("tcp:") } ?: return null
+            val host = address.substringBeforeLast(':', "").removeSurrounding("[", "]").ifEmpty { return null }
+            val port = address.substringAfterLast(':').toIntOrNull()?.takeIf { it in 1..65535 } ?: return null
+            return AdbServerAddress(host, port)
+        }
     }
 }
