@@ -237,6 +237,8 @@ pub fn from_proto_node(node: proto::Node) -> Node {
         selected: node.selected,
         scrollable: node.scrollable,
         bounds,
+        role: node.role,
+        attrs: node.attributes.into_iter().collect(),
         children: node.children.into_iter().map(from_proto_node).collect(),
     }
 }
@@ -261,6 +263,8 @@ pub fn to_proto_node(node: &Node) -> proto::Node {
             right: node.bounds.right,
             bottom: node.bounds.bottom,
         }),
+        role: node.role.clone(),
+        attributes: node.attrs.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         children: node.children.iter().map(to_proto_node).collect(),
     }
 }
@@ -530,6 +534,8 @@ mod tests {
                 right: 30,
                 bottom: 40,
             },
+            role: "button".into(),
+            attrs: [("data-testid".to_string(), "submit".to_string())].into(),
             children: vec![Node {
                 desc: "child".into(),
                 ..Default::default()

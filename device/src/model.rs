@@ -4,6 +4,8 @@
 //! (field names as in `docs/trace-format.md`), so they change only together
 //! with those documents.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 /// A point on the screen, in device pixels.
@@ -77,6 +79,16 @@ pub struct Node {
     pub scrollable: bool,
     /// Where the element is on screen.
     pub bounds: Bounds,
+    /// The element's accessibility role as the platform computes it (web: the ARIA role,
+    /// e.g. `button`, `checkbox`); empty when the device reports none.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub role: String,
+    /// Every other attribute the device reports, by the platform's own name: on the web
+    /// every DOM attribute (`data-testid`, `href`, `aria-label`, `data-*` …), on Android
+    /// the dump's or the SDK's attributes that no field above carries. Selectors read it
+    /// (`docs/spec-reference.md`); omitted from JSON when empty.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub attrs: BTreeMap<String, String>,
     /// The element's children, in the platform's order; omitted from JSON when empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<Node>,

@@ -1,5 +1,7 @@
 //! The messages of the SDK socket protocol, as specified in `proto/agent.md`.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Bounds, ExceptionInfo, Hierarchy, LogEntry, Node, ScreenSize};
@@ -121,6 +123,12 @@ pub struct AppNode {
     pub bounds: Bounds,
     /// The element's children, in the platform's order (always present, maybe empty).
     pub children: Vec<AppNode>,
+    /// Becomes [`Node::role`]; optional (added after protocol version 1's first SDKs).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub role: String,
+    /// Becomes [`Node::attrs`]; optional (added after protocol version 1's first SDKs).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub attributes: BTreeMap<String, String>,
 }
 
 impl From<AppHierarchy> for Hierarchy {
@@ -150,6 +158,8 @@ impl From<AppNode> for Node {
             selected: wire.selected,
             scrollable: wire.scrollable,
             bounds: wire.bounds,
+            role: wire.role,
+            attrs: wire.attributes,
             children: wire.children.into_iter().map(Node::from).collect(),
         }
     }

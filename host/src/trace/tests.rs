@@ -156,8 +156,17 @@ fn json_documents_are_replaced_whole() {
 fn varied_record(step: u64) -> StepRecord {
     use uatu_device::model::Node;
     let mut record = record(step);
+    let screen = step % 7;
     record.state.hierarchy = Node {
-        text: format!("screen {}", step % 7),
+        text: format!("screen {screen}"),
+        role: if screen.is_multiple_of(2) {
+            "main".into()
+        } else {
+            String::new()
+        },
+        attrs: (0..screen % 3)
+            .map(|i| (format!("data-k{i}"), format!("v{screen}")))
+            .collect(),
         ..Node::default()
     };
     if step.is_multiple_of(3) {

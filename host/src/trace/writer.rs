@@ -1,6 +1,6 @@
 //! Writing a run directory.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -108,6 +108,10 @@ struct StoredNode<'a> {
     selected: bool,
     scrollable: bool,
     bounds: &'a Bounds,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    role: &'a str,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    attrs: &'a BTreeMap<String, String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     children: Vec<u64>,
 }
@@ -149,6 +153,8 @@ impl NodeStore {
             selected,
             scrollable,
             bounds,
+            role,
+            attrs,
             children,
         } = node;
         let children = children
@@ -168,6 +174,8 @@ impl NodeStore {
             selected: *selected,
             scrollable: *scrollable,
             bounds,
+            role,
+            attrs,
             children,
         })?;
         if let Some(&number) = self.numbers.get(&line) {
@@ -270,7 +278,7 @@ impl RunDir {
     }
 
     /// Writes (or replaces) `meta.json` atomically.
-    pub fn write_meta(&self, meta: &Meta) -> Result<(), TraceError> {
+    pub fn write_meta<O: serde::Serialize>(&self, meta: &Meta<O>) -> Result<(), TraceError> {
         write_json_atomically(&self.path.join(META_FILE), meta)
     }
 
