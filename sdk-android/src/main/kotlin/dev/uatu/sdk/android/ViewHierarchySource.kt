@@ -110,6 +110,8 @@ class ViewHierarchySource(private val application: Application, private val acti
                 scrollable = info.isScrollable,
                 bounds = Bounds(bounds.left, bounds.top, bounds.right, bounds.bottom),
                 children = children,
+                role = roleOf(info),
+                attributes = attributesOf(info, (view as? TextView)?.hint?.toString()),
             )
         } finally {
             @Suppress("DEPRECATION")
@@ -152,6 +154,8 @@ class ViewHierarchySource(private val application: Application, private val acti
                 scrollable = info.isScrollable,
                 bounds = Bounds(bounds.left, bounds.top, bounds.right, bounds.bottom),
                 children = virtualChildrenOf(provider, info, bounds, depth + 1, visited),
+                role = roleOf(info),
+                attributes = attributesOf(info, info.hintText?.toString()),
             )
         }
     }
@@ -178,6 +182,19 @@ class ViewHierarchySource(private val application: Application, private val acti
         }
     }
 
+    /** The role description an app or toolkit gave the node (Compose's `Role`, `ViewCompat.setAccessibilityRoleDescription`). */
+    private fun roleOf(info: AccessibilityNodeInfo): String =
+        info.extras?.getCharSequence(ROLE_DESCRIPTION_EXTRA)?.toString().orEmpty()
+
+    /** What the node info says that no Node field carries, by `uiautomator dump`'s attribute names. */
+    private fun attributesOf(info: AccessibilityNodeInfo, hint: String?): Map<String, String> = buildMap {
+        put("checkable", info.isCheckable.toString())
+        put("focusable", info.isFocusable.toString())
+        put("long-clickable", info.isLongClickable.toString())
+        put("password", info.isPassword.toString())
+        if (!hint.isNullOrEmpty()) put("hint", hint)
+    }
+
     /**
      * Something a spec can find a node by: text, a description, being clickable, or an
      * id of the app's own (the window decor's `android:id/content` and the like say nothing).
@@ -198,5 +215,8 @@ class ViewHierarchySource(private val application: Application, private val acti
     private companion object {
         /** Deeper than any real screen; it stops a provider that nests without end. */
         const val MAX_VIRTUAL_DEPTH = 64
+
+        /** Where AndroidX keeps a node's role description (AccessibilityNodeInfoCompat). */
+        const val ROLE_DESCRIPTION_EXTRA = "AccessibilityNodeInfo.roleDescription"
     }
 }

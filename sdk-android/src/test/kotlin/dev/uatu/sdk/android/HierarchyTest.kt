@@ -49,6 +49,7 @@ class HierarchyTest {
         assertEquals("note", edit.text)
         assertEquals(Bounds(10, 50, 310, 100), edit.bounds)
         assertTrue(edit.clickable && edit.enabled && edit.focused)
+        assertEquals(mapOf("checkable" to "false", "focusable" to "true", "long-clickable" to "true", "password" to "false"), edit.attributes)
 
         val submit = activity.byId("android:id/button1")
         assertEquals("android.widget.Button", submit.className)

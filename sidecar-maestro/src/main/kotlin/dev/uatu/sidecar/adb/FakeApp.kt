@@ -113,6 +113,7 @@ class FakeApp private constructor(
             scrollable = element.scrollable,
             bounds = bounds?.let { Bounds(it.left, it.top, it.right, it.bottom) } ?: Bounds(0, 0, 0, 0),
             children = element.children.map(::node),
+            attributes = element.attributes(),
         )
     }
 

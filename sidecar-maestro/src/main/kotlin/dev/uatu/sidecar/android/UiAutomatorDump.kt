@@ -64,8 +64,26 @@ data class UiElement(
         node.selected = selected
         node.scrollable = scrollable
         bounds?.let { node.bounds = it.toProto() }
+        node.putAllAttributes(attributes())
         children.forEach { node.addChildren(it.toProto()) }
     }.build()
+
+    /**
+     * What the dump says of the node that driver.proto's fields do not carry, by
+     * the dump's attribute names (`index`, `checkable`, `focusable`, `long-clickable`,
+     * `password`, and where the version writes them `drawing-order`, `hint`, `NAF`…).
+     * A dump has no role: Node's `role` stays empty.
+     */
+    fun attributes(): Map<String, String> = buildMap {
+        index?.let { put("index", it.toString()) }
+        put("checkable", checkable.toString())
+        put("focusable", focusable.toString())
+        put("long-clickable", longClickable.toString())
+        put("password", password.toString())
+        drawingOrder?.let { put("drawing-order", it.toString()) }
+        hint?.let { put("hint", it) }
+        putAll(other)
+    }
 }
 
 fun Rect.toProto(): Bounds = Bounds.newBuilder().setLeft(left).setTop(top).setRight(right).setBottom(bottom).build()
