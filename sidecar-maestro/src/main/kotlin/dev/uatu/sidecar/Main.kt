@@ -79,9 +79,15 @@ class ServeCommand : Callable<Int> {
     )
     var noGrantPermissions: Boolean = false
 
+    @Option(
+        names = ["--keep-data"],
+        description = ["Never clear the app's data (`pm clear`), even when a launch asks to: the run starts on the data the app has."],
+    )
+    var keepData: Boolean = false
+
     override fun call(): Int {
         val agent = agentPort?.let { AgentForward(it, System.getenv("UATU_AGENT_TOKEN")?.takeIf(String::isNotEmpty)) }
-        val settings = DriverSettings(agent = agent, grantPermissions = !noGrantPermissions)
+        val settings = DriverSettings(agent = agent, grantPermissions = !noGrantPermissions, clearData = !keepData)
         val connect: () -> Adb = if (fakeDevice != null) {
             val fake = try {
                 ScriptedDevice.load(fakeDevice!!)

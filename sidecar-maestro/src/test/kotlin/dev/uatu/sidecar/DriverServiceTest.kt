@@ -63,6 +63,17 @@ class DriverServiceTest {
     }
 
     @Test
+    fun `with --keep-data a launch asked to clear the state keeps the app's data`() {
+        val keptDevice = folioDevice()
+        InProcessSidecar(keptDevice, fastSettings.copy(clearData = false)).use { keeping ->
+            keeping.stub.launch(LaunchRequest.newBuilder().setBundleId("app.folio").setClearState(true).build())
+        }
+        val commands = keptDevice.commands
+        assertFalse(commands.any { it.startsWith("pm clear") }, commands.toString())
+        assertTrue("am force-stop app.folio" in commands, commands.toString())
+    }
+
+    @Test
     fun `Launch of an app with no launcher activity says what to pass`() {
         device.on("resolve-activity", shellReply("No activity found\n"))
         val error = assertThrows(StatusRuntimeException::class.java) { launch() }

@@ -82,6 +82,11 @@ data class DriverSettings(
     val idleDumpReuseMs: Long = 2_000,
     /** Grant the app's requested runtime permissions at each launch (as Maestro does by default). */
     val grantPermissions: Boolean = true,
+    /**
+     * Whether a launch asked to clear the app's state runs `pm clear` (the host's
+     * `--clear-data`); when not, the app is stopped and started on the data it has.
+     */
+    val clearData: Boolean = true,
     val agent: AgentForward? = null,
 )
 
@@ -284,7 +289,7 @@ class AndroidDriver(
         requirePackageName(bundleId)
         requireInstalled(bundleId)
         changed()
-        if (clearState) {
+        if (clearState && settings.clearData) {
             val cleared = shell("pm clear $bundleId")
             if (!cleared.stdout.contains("Success")) {
                 throw DriverException.deviceError("`pm clear $bundleId`", adb.serial, cleared.allOutput.ifEmpty { "exit ${cleared.exitCode}" })
