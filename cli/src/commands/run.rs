@@ -142,6 +142,11 @@ mod tests {
                 android: AndroidOptions {
                     sidecar: Some("/opt/uatu/sidecar-maestro.jar".into()),
                     sidecar_fake_device: Some("builtin".into()),
+                    clear_data: Some(false),
+                    app_path: Some("/apps/app debug.apk".into()),
+                    no_grant_permissions: Some(true),
+                    adb_server: Some("127.0.0.1:5037".into()),
+                    avd: Some("Pixel_8_API_34".into()),
                 },
             },
             hierarchy: Some(HierarchyMode::Sidecar),

@@ -4,6 +4,7 @@
 
 mod support;
 
+mod android_adb;
 mod android_sidecar;
 mod cli;
 mod device_agent;
