@@ -5,7 +5,6 @@
 //! **not run here**: the machines this was built on have no Android SDK and no KVM
 //! (docs/devices.md says so).
 
-use std::ffi::OsString;
 use std::net::{Ipv4Addr, TcpListener};
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
@@ -199,7 +198,7 @@ pub fn executable() -> Option<PathBuf> {
         .into_iter()
         .filter_map(std::env::var_os)
         .map(|root| PathBuf::from(root).join("emulator"));
-    let path = std::env::var_os("PATH").unwrap_or_else(OsString::new);
+    let path = std::env::var_os("PATH").unwrap_or_default();
     sdk_roots
         .chain(std::env::split_paths(&path))
         .map(|dir| dir.join("emulator"))
@@ -233,7 +232,7 @@ mod tests {
     #[test]
     fn a_console_port_taken_is_skipped() {
         let port = free_console_port().expect("a free console port");
-        assert!(CONSOLE_PORTS.contains(&port) && port % 2 == 0);
+        assert!(CONSOLE_PORTS.contains(&port) && port.is_multiple_of(2));
         let _taken = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).expect("takes it");
         assert_ne!(free_console_port(), Some(port));
     }
