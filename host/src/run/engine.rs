@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use uatu_device::agent::{AgentError, AgentListener, AgentState};
-use uatu_device::{DeviceError, Driver, Hierarchy, LogLevel, Screenshot};
+use uatu_device::{DeviceError, Driver, Hierarchy, LogLevel, Screenshot, Touch};
 
 use crate::action::{Action, Candidate, ResolvedAction};
 use crate::devices::{self, Connected};
@@ -1021,11 +1021,17 @@ impl Session<'_> {
     /// Dispatch: the chosen action through the device's real input.
     async fn dispatch(&self, action: &ResolvedAction) -> Result<(), DeviceError> {
         let driver = self.driver;
+        // The element the target resolved to goes with the point: a device that can
+        // look refuses a touch meant for an element that is gone.
+        let touch = |point| Touch {
+            point,
+            element: action.bounds,
+        };
         let outcome = match (&action.action, action.point) {
-            (Action::Tap { .. }, Some(point)) => driver.tap(point).await,
+            (Action::Tap { .. }, Some(point)) => driver.tap(touch(point)).await,
             (Action::InputText { text, .. }, point) => {
                 if let Some(point) = point {
-                    driver.tap(point).await?;
+                    driver.tap(touch(point)).await?;
                 }
                 driver.input_text(text).await
             }
