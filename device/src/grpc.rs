@@ -172,6 +172,12 @@ pub fn to_proto_key(key: Key) -> proto::Key {
         Key::Down => proto::Key::Down,
         Key::Left => proto::Key::Left,
         Key::Right => proto::Key::Right,
+        Key::Escape => proto::Key::Escape,
+        Key::Backspace => proto::Key::Backspace,
+        Key::Delete => proto::Key::Delete,
+        Key::Space => proto::Key::Space,
+        Key::PageUp => proto::Key::PageUp,
+        Key::PageDown => proto::Key::PageDown,
     }
 }
 
@@ -188,6 +194,12 @@ pub fn from_proto_key(value: i32) -> Option<Key> {
         proto::Key::Down => Some(Key::Down),
         proto::Key::Left => Some(Key::Left),
         proto::Key::Right => Some(Key::Right),
+        proto::Key::Escape => Some(Key::Escape),
+        proto::Key::Backspace => Some(Key::Backspace),
+        proto::Key::Delete => Some(Key::Delete),
+        proto::Key::Space => Some(Key::Space),
+        proto::Key::PageUp => Some(Key::PageUp),
+        proto::Key::PageDown => Some(Key::PageDown),
     }
 }
 
@@ -547,17 +559,10 @@ mod tests {
 
     #[test]
     fn keys_survive_the_wire_form() {
-        for key in [
-            Key::Back,
-            Key::Home,
-            Key::Enter,
-            Key::Tab,
-            Key::Up,
-            Key::Down,
-            Key::Left,
-            Key::Right,
-        ] {
-            assert_eq!(from_proto_key(to_proto_key(key).into()), Some(key));
+        for (position, key) in Key::ALL.into_iter().enumerate() {
+            let wire: i32 = to_proto_key(key).into();
+            assert_eq!(wire, position as i32 + 1, "{key:?} is in driver.proto's order");
+            assert_eq!(from_proto_key(wire), Some(key));
         }
         assert_eq!(from_proto_key(0), None);
         assert_eq!(from_proto_key(77), None);

@@ -124,9 +124,9 @@ pub struct ScreenSize {
     pub height: u32,
 }
 
-/// A hardware or navigation key.
+/// A hardware or navigation key. JSON: its name in camelCase (`back`, `pageDown`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "camelCase")]
 pub enum Key {
     /// Back: the system's back navigation.
     Back,
@@ -144,6 +144,97 @@ pub enum Key {
     Left,
     /// The right arrow (D-pad right).
     Right,
+    /// Escape: dismisses an edit, a menu or a dialog (Android falls back to Back for it).
+    Escape,
+    /// Backspace: deletes the character before the cursor (Android's `DEL`).
+    Backspace,
+    /// Delete: deletes the character after the cursor (Android's `FORWARD_DEL`).
+    Delete,
+    /// The space bar.
+    Space,
+    /// Page up: the content moves up by a screenful.
+    PageUp,
+    /// Page down: the content moves down by a screenful.
+    PageDown,
+}
+
+impl Key {
+    /// Every key, in the order of `driver.proto`'s `Key`.
+    pub const ALL: [Key; 14] = [
+        Key::Back,
+        Key::Home,
+        Key::Enter,
+        Key::Tab,
+        Key::Up,
+        Key::Down,
+        Key::Left,
+        Key::Right,
+        Key::Escape,
+        Key::Backspace,
+        Key::Delete,
+        Key::Space,
+        Key::PageUp,
+        Key::PageDown,
+    ];
+
+    /// The key's name as specs and the trace write it (`back`, `pageDown`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Key::Back => "back",
+            Key::Home => "home",
+            Key::Enter => "enter",
+            Key::Tab => "tab",
+            Key::Up => "up",
+            Key::Down => "down",
+            Key::Left => "left",
+            Key::Right => "right",
+            Key::Escape => "escape",
+            Key::Backspace => "backspace",
+            Key::Delete => "delete",
+            Key::Space => "space",
+            Key::PageUp => "pageUp",
+            Key::PageDown => "pageDown",
+        }
+    }
+}
+
+/// Which way a scroll moves the view over the content: `down` shows what is
+/// below (the content moves up, as a wheel turned towards the user or a finger
+/// swiping up does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ScrollDirection {
+    /// Shows what is above.
+    Up,
+    /// Shows what is below.
+    Down,
+    /// Shows what is to the left.
+    Left,
+    /// Shows what is to the right.
+    Right,
+}
+
+impl ScrollDirection {
+    /// How far the content moves on each axis when the view moves `distance`
+    /// pixels this way (a wheel's deltas: positive is down and right).
+    pub fn delta(self, distance: i32) -> (i32, i32) {
+        match self {
+            ScrollDirection::Up => (0, -distance),
+            ScrollDirection::Down => (0, distance),
+            ScrollDirection::Left => (-distance, 0),
+            ScrollDirection::Right => (distance, 0),
+        }
+    }
+
+    /// The direction's name as specs and the trace write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScrollDirection::Up => "up",
+            ScrollDirection::Down => "down",
+            ScrollDirection::Left => "left",
+            ScrollDirection::Right => "right",
+        }
+    }
 }
 
 /// A log entry's severity, least severe first (so `>=` means "at least as severe").
@@ -246,6 +337,60 @@ pub struct InputOutcome {
     pub detail: String,
     /// The device's monotonic clock after the input, ms.
     pub device_time_ms: u64,
+}
+
+/// Whether an action reached the app: `true` (the device saw it arrive), `false`
+/// (its target was missing or the device refused it) or `"unknown"` (dispatched,
+/// with no evidence either way). JSON: `true`, `false` or `"unknown"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Applied {
+    /// The device saw the input arrive where it was aimed.
+    Yes,
+    /// The target was missing, or the device refused the input.
+    No,
+    /// Dispatched, with no evidence that it landed.
+    Unknown,
+}
+
+impl Applied {
+    /// The weaker of two answers, for an action made of several inputs (a tap
+    /// into a field, then the typing): no if either was not applied, yes only if both were.
+    pub fn and(self, other: Applied) -> Applied {
+        match (self, other) {
+            (Applied::No, _) | (_, Applied::No) => Applied::No,
+            (Applied::Yes, Applied::Yes) => Applied::Yes,
+            _ => Applied::Unknown,
+        }
+    }
+}
+
+impl Serialize for Applied {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Applied::Yes => serializer.serialize_bool(true),
+            Applied::No => serializer.serialize_bool(false),
+            Applied::Unknown => serializer.serialize_str("unknown"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Applied {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Applied, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Wire {
+            Bool(bool),
+            Word(String),
+        }
+        match Wire::deserialize(deserializer)? {
+            Wire::Bool(true) => Ok(Applied::Yes),
+            Wire::Bool(false) => Ok(Applied::No),
+            Wire::Word(word) if word == "unknown" => Ok(Applied::Unknown),
+            Wire::Word(word) => Err(serde::de::Error::custom(format!(
+                "applied is true, false or \"unknown\", not {word:?}"
+            ))),
+        }
+    }
 }
 
 /// A selector the device resolves itself (see `TapSelector` in driver.proto).

@@ -522,6 +522,10 @@ impl Folio {
             Key::Up | Key::Down | Key::Left | Key::Right => {
                 self.probe("key.arrow");
             }
+            // Folio binds none of these: delivered, and nothing happens.
+            Key::Escape | Key::Backspace | Key::Delete | Key::Space | Key::PageUp | Key::PageDown => {
+                self.probe("key.unbound");
+            }
         }
         self.settle();
         InputResult::delivered()

@@ -110,6 +110,12 @@ pub(crate) fn web_key(key: Key) -> &'static str {
         Key::Down => "ArrowDown",
         Key::Left => "ArrowLeft",
         Key::Right => "ArrowRight",
+        Key::Escape => "Escape",
+        Key::Backspace => "Backspace",
+        Key::Delete => "Delete",
+        Key::Space => " ",
+        Key::PageUp => "PageUp",
+        Key::PageDown => "PageDown",
     }
 }
 

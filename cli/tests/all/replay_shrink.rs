@@ -399,10 +399,12 @@ fn the_maestro_flow_parses_as_yaml_and_uses_only_documented_commands() {
             step(Some(Action::InputText {
                 into: Some(Target::Selector("desc:txn_note".into())),
                 text: "a \"quoted\": note # not a comment\n- with a newline".into(),
+                submit: false,
             })),
             step(Some(Action::InputText {
                 into: None,
                 text: "yes".into(),
+                submit: true,
             })),
             step(Some(Action::Swipe {
                 from: element.clone(),
@@ -439,6 +441,7 @@ fn the_maestro_flow_parses_as_yaml_and_uses_only_documented_commands() {
             "tapOn",
             "inputText",
             "inputText",
+            "pressKey",
             "swipe",
             "back",
             "pressKey",

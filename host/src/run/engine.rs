@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use uatu_device::agent::{AgentError, AgentListener, AgentState};
-use uatu_device::{DeviceError, Driver, Hierarchy, LogLevel, Screenshot};
+use uatu_device::{DeviceError, Driver, Hierarchy, Key, LogLevel, Screenshot};
 
-use crate::action::{Action, Candidate, ResolvedAction};
+use crate::action::{Action, Candidate, ResolvedAction, SWIPE_MILLIS};
 use crate::devices::{self, Connected};
 use crate::plugin::{LoadOptions, PluginEvent, PluginSet};
 use crate::run::replay::{Replay, ReplayReport, resolve_scripted, screen_signature};
@@ -1023,11 +1023,16 @@ impl Session<'_> {
         let driver = self.driver;
         let outcome = match (&action.action, action.point) {
             (Action::Tap { .. }, Some(point)) => driver.tap(point).await,
-            (Action::InputText { text, .. }, point) => {
+            (Action::InputText { text, submit, .. }, point) => {
                 if let Some(point) = point {
                     driver.tap(point).await?;
                 }
-                driver.input_text(text).await
+                let typed = driver.input_text(text).await?;
+                if *submit && typed.delivered {
+                    driver.press_key(Key::Enter).await
+                } else {
+                    Ok(typed)
+                }
             }
             (Action::Swipe { duration_millis, .. }, Some(from)) => {
                 let to = action.to_point.unwrap_or(from);
@@ -1035,7 +1040,7 @@ impl Session<'_> {
                     .swipe(
                         from,
                         to,
-                        Duration::from_millis(duration_millis.unwrap_or(300) as u64),
+                        Duration::from_millis(duration_millis.unwrap_or(SWIPE_MILLIS) as u64),
                     )
                     .await
             }
@@ -1043,7 +1048,24 @@ impl Session<'_> {
             (Action::Wait { duration_millis }, _) => {
                 driver.sleep(Duration::from_millis(*duration_millis as u64)).await
             }
-            (_, None) => return Ok(()),
+            // The device layer does not dispatch these yet (issue 38, item 2): the run
+            // stops with a device error naming the action rather than skip it unseen.
+            (
+                other @ (Action::DoubleTap { .. }
+                | Action::LongPress { .. }
+                | Action::Scroll { .. }
+                | Action::ClearText { .. }
+                | Action::Navigate { .. }
+                | Action::Reload
+                | Action::Back
+                | Action::Forward),
+                _,
+            ) => Err(DeviceError::Call {
+                call: "Dispatch",
+                device: driver.describe(),
+                message: format!("this uatu cannot dispatch `{}` actions yet", other.type_name()),
+            }),
+            (Action::Tap { .. } | Action::Swipe { .. }, None) => return Ok(()),
         };
         outcome.map(|_| ())
     }

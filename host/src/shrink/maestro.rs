@@ -7,8 +7,9 @@ use std::fmt::Write as _;
 
 use uatu_device::model::Key;
 
-use crate::action::{Action, Target};
+use crate::action::{Action, SWIPE_MILLIS, Target};
 use crate::run::replay::Script;
+use uatu_device::selector::Selector;
 
 /// The commands a written flow may use.
 pub const COMMANDS: [&str; 6] = ["launchApp", "tapOn", "inputText", "swipe", "pressKey", "back"];
@@ -37,11 +38,14 @@ fn command(out: &mut String, action: &Action) {
         Action::Tap { on } => {
             let _ = writeln!(out, "- tapOn:\n    {}", selector(on));
         }
-        Action::InputText { into, text } => {
+        Action::InputText { into, text, submit } => {
             if let Some(into) = into {
                 let _ = writeln!(out, "- tapOn:\n    {}", selector(into));
             }
             let _ = writeln!(out, "- inputText: {}", quoted(text));
+            if *submit {
+                out.push_str("- pressKey: Enter\n");
+            }
         }
         Action::Swipe {
             from,
@@ -53,18 +57,33 @@ fn command(out: &mut String, action: &Action) {
                 "- swipe:\n    start: {}\n    end: {}\n    duration: {}",
                 point(from),
                 point(to),
-                duration_millis.unwrap_or(300)
+                duration_millis.unwrap_or(SWIPE_MILLIS)
             );
         }
         Action::PressKey { key: Key::Back } => out.push_str("- back\n"),
-        Action::PressKey { key } => {
-            let _ = writeln!(out, "- pressKey: {}", key_name(*key));
-        }
+        Action::PressKey { key } => match key_name(*key) {
+            Some(name) => {
+                let _ = writeln!(out, "- pressKey: {name}");
+            }
+            None => {
+                let _ = writeln!(out, "# press {} (Maestro has no such key)", key.name());
+            }
+        },
         Action::Wait { duration_millis } => {
             let _ = writeln!(
                 out,
                 "# wait {duration_millis} ms (Maestro waits for the app to settle)"
             );
+        }
+        other @ (Action::DoubleTap { .. }
+        | Action::LongPress { .. }
+        | Action::Scroll { .. }
+        | Action::ClearText { .. }
+        | Action::Navigate { .. }
+        | Action::Reload
+        | Action::Back
+        | Action::Forward) => {
+            let _ = writeln!(out, "# {} (not written as a Maestro command)", other.type_name());
         }
     }
 }
@@ -73,12 +92,13 @@ fn command(out: &mut String, action: &Action) {
 /// accessibility description) for a description or a text, `point` otherwise.
 fn selector(target: &Target) -> String {
     match target {
-        Target::Selector(text) => match text.split_once(':') {
+        Target::Selector(Selector::Text(text)) => match text.split_once(':') {
             Some(("id", value)) => format!("id: {}", quoted(value)),
             Some(("desc" | "text", value)) => format!("text: {}", quoted(value)),
             Some(("descPrefix", value)) => format!("text: {}", quoted(&format!("{}.*", regex_escape(value)))),
             _ => format!("text: {}", quoted(text)),
         },
+        Target::Selector(other) => format!("text: {}", quoted(&other.to_string())),
         Target::Element { x, y, .. } => format!("point: {}", quoted(&format!("{x},{y}"))),
     }
 }
@@ -91,18 +111,20 @@ fn point(target: &Target) -> String {
     }
 }
 
-/// Maestro's name of a key.
-fn key_name(key: Key) -> &'static str {
-    match key {
+/// Maestro's name of a key, if it has the key.
+fn key_name(key: Key) -> Option<&'static str> {
+    Some(match key {
         Key::Back => "Back",
         Key::Home => "Home",
         Key::Enter => "Enter",
         Key::Tab => "Tab",
+        Key::Backspace => "Backspace",
         Key::Up => "Remote Dpad Up",
         Key::Down => "Remote Dpad Down",
         Key::Left => "Remote Dpad Left",
         Key::Right => "Remote Dpad Right",
-    }
+        Key::Escape | Key::Delete | Key::Space | Key::PageUp | Key::PageDown => return None,
+    })
 }
 
 /// A YAML double-quoted scalar (JSON's string syntax is valid YAML).
