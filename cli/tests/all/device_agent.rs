@@ -636,7 +636,7 @@ async fn the_in_app_hierarchy_is_asked_for_and_received() {
             exceptions: vec![],
             logs: vec![],
             coverage: None,
-            hierarchy: Some(wire),
+            hierarchy: Some(Box::new(wire)),
         };
         frame::write_frame(&mut app, &state).await.expect("STATE");
         app

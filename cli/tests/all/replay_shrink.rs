@@ -94,7 +94,14 @@ fn a_replay_of_a_simulator_run_is_the_same_run_step_for_step() {
     }
     assert_eq!(summary["properties"], replayed["properties"]);
     assert_eq!(replayed["stopped"], "max-steps");
-    assert_eq!(replayed["rerun"], format!("uatu replay {}", run_dir.display()));
+    assert_eq!(
+        replayed["rerun"],
+        format!(
+            "uatu replay {} --output {} --no-screenshots --json",
+            run_dir.display(),
+            output.path().join("replays").display()
+        )
+    );
 }
 
 #[test]

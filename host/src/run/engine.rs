@@ -140,11 +140,7 @@ async fn run(
     interrupted: Arc<AtomicBool>,
     mut on_step: impl FnMut(&Progress),
 ) -> Result<Outcome, Error> {
-    let seed = if config.seed == 0 {
-        rand::random::<u64>() | 1
-    } else {
-        config.seed
-    };
+    let seed = config.seed;
     let started_wall = Instant::now();
     let started_at = time::OffsetDateTime::now_utc();
 
@@ -161,7 +157,7 @@ async fn run(
     let description = spec.load(&module, seed)?;
     let mut verifier = Verifier::for_spec(&config.spec, &description.properties)?;
 
-    let device = devices::connect(&config.device, seed).await?;
+    let device = devices::connect(&config.device).await?;
     let health = device.driver.health().await?;
     if !health.ready {
         return Err(Error::DeviceNotReady {
@@ -170,10 +166,7 @@ async fn run(
     }
 
     let mut run_dir = RunDir::create(&config.output, started_at, seed, config.trace_format)?;
-    let rerun = match &replay {
-        Some(replay) => replay.rerun.clone(),
-        None => rerun_command(&config, seed),
-    };
+    let rerun = config.rerun.clone();
     let mut meta = Meta {
         uatu_version: crate::VERSION.into(),
         seed,
@@ -187,8 +180,7 @@ async fn run(
             bundle_id: config.bundle_id.clone(),
             platform: health.platform.clone(),
             version: health.version.clone(),
-            sim: device.settings.clone(),
-            url: config.device.url().map(|url| url.to_string()),
+            options: config.device.recorded_options(),
         },
         plugins: Vec::new(),
         started_at: rfc3339(started_at),
@@ -1122,29 +1114,4 @@ fn screen_name(state: &State) -> String {
 fn rfc3339(at: time::OffsetDateTime) -> String {
     at.format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()
-}
-
-/// The command line that repeats a run: same spec, device, seeds and limits.
-pub fn rerun_command(config: &RunConfig, seed: u64) -> String {
-    let mut command = vec![
-        "uatu".to_string(),
-        "run".into(),
-        "--spec".into(),
-        config.spec.display().to_string(),
-    ];
-    command.extend(["--seed".into(), seed.to_string()]);
-    command.extend(config.device.rerun_flags(seed));
-    if let Some(max) = config.max_steps {
-        command.extend(["--max-steps".into(), max.to_string()]);
-    }
-    for plugin in &config.plugins {
-        command.extend(["--plugin".into(), plugin.path.display().to_string()]);
-    }
-    if config.strict {
-        command.push("--strict".into());
-    }
-    if config.hierarchy == HierarchyMode::Sidecar {
-        command.extend(["--hierarchy".into(), "sidecar".into()]);
-    }
-    command.join(" ")
 }

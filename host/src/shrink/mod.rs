@@ -229,7 +229,8 @@ pub fn scratch_dir(output: &Path) -> PathBuf {
 
 /// Shrinks the violation of `options.property` (default: the first) in `run_dir`,
 /// replaying with `config` (the recorded run's settings, see
-/// [`crate::run::replay::replay_config`]).
+/// [`crate::run::replay::replay_config`]; its `rerun` is what the reproducer's
+/// `meta.json` says repeats it, e.g. `uatu replay <output>`).
 pub async fn shrink(
     run_dir: &Path,
     config: RunConfig,
@@ -450,7 +451,6 @@ impl Shrinker {
             stop_at_violation_of: Some(self.property.clone()),
             stop_at_missing_target: strict_targets,
             verdicts_only: !full_trace,
-            rerun: format!("uatu replay {}", self.output.display()),
         };
         // A replay that fails to run (a device that drops) did not violate; why is kept.
         let outcome = match crate::run::replay(config, replay, interrupted, |_| {}).await {
