@@ -67,7 +67,7 @@ fn long_run(base: &Path, steps: u64, output: &Path) -> PathBuf {
         record.state.time = record.time;
         run.append_step(&record).expect("writes a step");
     }
-    let meta: trace::Meta =
+    let meta: trace::Meta<uatu::devices::DeviceOptions> =
         serde_json::from_slice(&std::fs::read(base.join(trace::META_FILE)).expect("meta"))
             .expect("meta JSON");
     run.write_meta(&meta).expect("writes meta");

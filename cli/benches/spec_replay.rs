@@ -65,7 +65,7 @@ enum Mode {
 }
 
 fn replay(spec: &Path, run: &Path, mode: Mode) -> anyhow::Result<Replay> {
-    let seed = read_meta(run)?.seed;
+    let seed = read_meta::<uatu::devices::DeviceOptions>(run)?.seed;
     let module = SpecModule::load(spec)?;
     let mut instance = SpecInstance::new(&module, SpecLimits::default())?;
     instance.set_generators(false);

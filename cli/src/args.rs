@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use uatu::devices::DeviceOptions;
 use uatu::plugin::Kind;
 use uatu::settings::Settings;
 use uatu_sim::SimConfig;
@@ -59,7 +60,7 @@ pub enum Command {
     /// Write one self-contained HTML file showing a run (for CI artifacts).
     #[command(after_help = EXIT_CODES)]
     Report(ReportArgs),
-    /// Check that a device works end to end.
+    /// Check that a device works end to end (without --device: what a real device needs on this machine).
     #[command(after_help = EXIT_CODES)]
     Doctor(DoctorArgs),
     /// List the built-in plugins; build and scaffold WebAssembly plugins.
@@ -206,26 +207,14 @@ pub struct ReportArgs {
     pub around: u64,
 }
 
+/// `uatu doctor`: the device as `uatu run` takes it, with its kind's options.
 #[derive(Debug, Clone, Args)]
 pub struct DoctorArgs {
-    /// The device to check, as `uatu run --device` takes it; without it, what real devices need is checked.
-    #[arg(long, value_name = "DEVICE")]
-    pub device: Option<String>,
+    #[command(flatten)]
+    pub device: DeviceOptions,
     /// The app to launch on the device [default: the run setting `bundle-id`].
     #[arg(long, value_name = "ID")]
     pub bundle_id: Option<String>,
-    /// Android only: the sidecar JAR [default: sidecar-maestro.jar next to the uatu binary].
-    #[arg(long, value_name = "JAR")]
-    pub sidecar: Option<PathBuf>,
-    /// Android only: check against the sidecar's scripted fake device (`builtin` or a directory).
-    #[arg(long, value_name = "DEVICE")]
-    pub sidecar_fake_device: Option<String>,
-    /// Web only: the app's start page.
-    #[arg(long, value_name = "URL")]
-    pub url: Option<String>,
-    /// Web only: an already running browser's DevTools WebSocket.
-    #[arg(long, value_name = "WS")]
-    pub cdp: Option<String>,
 }
 
 #[derive(Debug, Clone, Subcommand)]

@@ -59,7 +59,9 @@ fn runtime() -> Result<tokio::runtime::Runtime, Error> {
 fn run(args: RunArgs) -> anyhow::Result<ExitStatus> {
     let file = Settings::from_file(args.config.as_deref()).map_err(Error::from)?;
     let flags = args.settings.clone();
-    let config = RunConfig::resolve(args.settings, file.clone()).map_err(Error::from)?;
+    let mut config = RunConfig::resolve(args.settings, file.clone()).map_err(Error::from)?;
+    let file_read = Settings::file_to_read(args.config.as_deref());
+    config.rerun = crate::rerun::run_line(&flags, file_read.as_deref(), config.seed);
     let json = config.json;
     let progress = progress_bar(&config);
     let runtime = runtime()?;
@@ -150,16 +152,21 @@ fn shrink_violations(
                 run_dir: run_dir.to_path_buf(),
                 source,
             })?);
-            let config = replay_config(flags.clone(), &origin, file.clone())?;
+            let mut config = replay_config(flags.clone(), &origin, file.clone())?;
+            let output = default_output(run_dir).with_file_name(format!(
+                "{}-{}",
+                default_output(run_dir)
+                    .file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy(),
+                property.name
+            ));
+            config.rerun = crate::rerun::replay_line(&output);
             let options = ShrinkOptions {
                 property: Some(property.name.clone()),
                 budget: parse_duration("budget", "5m")?,
                 retries: default_retries(&config),
-                output: Some(default_output(run_dir).with_file_name(format!(
-                    "{}-{}",
-                    default_output(run_dir).file_name().unwrap_or_default().to_string_lossy(),
-                    property.name
-                ))),
+                output: Some(output),
             };
             let progress = shrink_progress(json);
             let report = runtime.block_on(uatu::shrink::shrink(
@@ -196,11 +203,11 @@ fn shrink_violations(
     lines
 }
 
-/// One replay per candidate on the simulator (it is deterministic), three elsewhere.
+/// One replay per candidate on a deterministic device (the simulator), three elsewhere.
 fn default_retries(config: &RunConfig) -> u32 {
-    match config.device {
-        DeviceChoice::Sim(_) => 1,
-        _ => 3,
+    match config.device.kind().deterministic() {
+        true => 1,
+        false => 3,
     }
 }
 
@@ -223,24 +230,16 @@ fn show_shrink_progress(bar: &indicatif::ProgressBar, property: &str, progress: 
 /// `uatu replay RUN_DIR` or `uatu replay --script repro.json`.
 fn replay(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
     let file = Settings::from_file(args.config.as_deref()).map_err(Error::from)?;
-    let (mut script, recorded_steps, rerun) = match (&args.script, &args.run) {
-        (Some(path), _) => (
-            Script::read(path).map_err(Error::from)?,
-            None,
-            format!("uatu replay --script {}", path.display()),
-        ),
+    let (mut script, recorded_steps) = match (&args.script, &args.run) {
+        (Some(path), _) => (Script::read(path).map_err(Error::from)?, None),
         (None, Some(run)) => (
             Script::from_run(run, args.until).map_err(Error::from)?,
             // Without --until, as many steps as the run had: the same run again.
             read_summary(run).ok().map(|summary| summary.steps),
-            format!("uatu replay {}", run.display()),
         ),
         (None, None) => anyhow::bail!("give a run directory or --script repro.json"),
     };
-    let rerun = match args.until {
-        Some(until) => format!("{rerun} --until {until}"),
-        None => rerun,
-    };
+    let rerun = crate::rerun::replay_args_line(&args);
     if let Some(until) = args.until {
         script.steps.truncate(until as usize);
     }
@@ -249,6 +248,7 @@ fn replay(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
     config.max_steps = flags_max_steps
         .or(args.until.map(|until| until + 1))
         .or(recorded_steps);
+    config.rerun = rerun;
     let json = config.json;
     let progress = progress_bar(&config);
     let replay = Replay {
@@ -256,7 +256,6 @@ fn replay(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
         stop_at_violation_of: None,
         stop_at_missing_target: false,
         verdicts_only: false,
-        rerun,
     };
     let outcome = runtime()?.block_on(async {
         let interrupted = Arc::new(AtomicBool::new(false));
@@ -359,13 +358,15 @@ fn shrink(args: ShrinkArgs) -> anyhow::Result<ExitStatus> {
         run_dir: args.run.clone(),
         source,
     })?;
-    let config = replay_config(args.settings, &Origin::of(&meta), file).map_err(Error::from)?;
+    let mut config = replay_config(args.settings, &Origin::of(&meta), file).map_err(Error::from)?;
+    let output = args.into.clone().unwrap_or_else(|| default_output(&args.run));
+    config.rerun = crate::rerun::replay_line(&output);
     let json = config.json;
     let options = ShrinkOptions {
         property: args.property.clone(),
         budget: parse_duration("budget", &args.budget).map_err(Error::from)?,
         retries: args.retries.unwrap_or_else(|| default_retries(&config)),
-        output: args.into.clone(),
+        output: Some(output),
     };
     let progress = shrink_progress(json);
     let name = args
@@ -516,6 +517,14 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitStatus> {
     Ok(status)
 }
 
+/// The simulator of `uatu sim` could not start, stop or draw its screens.
+fn sim_error(error: uatu_sim::SimError) -> Error {
+    Error::from(uatu::devices::ConnectError::Start {
+        device: "sim".into(),
+        source: Box::new(error),
+    })
+}
+
 /// `uatu sim`.
 fn sim(args: SimArgs) -> anyhow::Result<ExitStatus> {
     let bugs = Bugs::parse(&args.bugs).context("--bugs")?;
@@ -529,8 +538,7 @@ fn sim(args: SimArgs) -> anyhow::Result<ExitStatus> {
         ..SimConfig::default()
     };
     if let Some(dir) = &args.render_screens {
-        let written = uatu_sim::render_screens(&config, dir)
-            .map_err(|error| Error::from(uatu::devices::ConnectError::from(error)))?;
+        let written = uatu_sim::render_screens(&config, dir).map_err(sim_error)?;
         for path in written {
             println!("{}", path.display());
         }
@@ -539,7 +547,7 @@ fn sim(args: SimArgs) -> anyhow::Result<ExitStatus> {
     runtime()?.block_on(async {
         let handle = Simulator::start(config.clone(), args.listen, args.agent_socket.clone())
             .await
-            .map_err(|error| Error::from(uatu::devices::ConnectError::from(error)))?;
+            .map_err(sim_error)?;
         println!("uatu sim: serving driver.proto on {}", handle.addr());
         println!(
             "  app {} · bugs: {} · latency {:?} · seed {} · screenshot scale {}",
@@ -551,34 +559,20 @@ fn sim(args: SimArgs) -> anyhow::Result<ExitStatus> {
         }
         println!("Press Ctrl-C to stop.");
         tokio::signal::ctrl_c().await.map_err(Error::Runtime)?;
-        handle
-            .shutdown()
-            .await
-            .map_err(|error| Error::from(uatu::devices::ConnectError::from(error)))?;
+        handle.shutdown().await.map_err(sim_error)?;
         Ok(ExitStatus::Ok)
     })
 }
 
 /// `uatu doctor [--device D]`.
 fn doctor(args: DoctorArgs) -> anyhow::Result<ExitStatus> {
-    let Some(device) = args.device else {
+    if args.device.device.is_none() {
         explain_real_devices();
         return Ok(ExitStatus::Infrastructure);
-    };
+    }
     let defaults = Settings::defaults();
-    let sidecar = uatu::devices::SidecarOptions {
-        jar: args.sidecar,
-        fake_device: args.sidecar_fake_device,
-    };
-    let device = DeviceChoice::parse(
-        &device,
-        None,
-        None,
-        None,
-        sidecar,
-        (args.url.as_deref(), args.cdp.as_deref()),
-    )
-    .map_err(Error::from)?;
+    let options = args.device.over(defaults.device.clone());
+    let device = DeviceChoice::resolve(&options, 1).map_err(Error::from)?;
     let bundle_id = args
         .bundle_id
         .or_else(|| defaults.bundle_id.clone())

@@ -5,6 +5,7 @@
 mod args;
 mod commands;
 mod report;
+mod rerun;
 
 use std::process::ExitCode;
 

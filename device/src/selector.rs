@@ -2,12 +2,62 @@
 //! `desc:`, `descPrefix:`, and for web pages `testid:` and `css:`. One
 //! definition for the spec's `ax.find` (answered on the host) and for
 //! resolving action targets.
+//!
+//! [`Selector`] is a selector as a spec writes it (its JSON: a string, an object
+//! of keys, or a path of those); [`Matcher`] is a string selector parsed to match.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 
 use crate::model::Node;
 
-/// A parsed selector: `id:`, `text:`, `desc:`, `descPrefix:`, `testid:` or `css:`.
+/// A selector as a spec writes it, in an action's target or a query.
+/// JSON: `"desc:login_submit"`, `{"testTag": "email", "enabled": true}`, or a path
+/// `[outer, inner]` whose parts are either of those.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Selector {
+    /// A string selector, e.g. `id:email`.
+    Text(String),
+    /// An object selector: every key must match (AND).
+    Object(BTreeMap<String, SelectorValue>),
+    /// A path: each part is looked for inside the element the part before matched.
+    Path(Vec<Selector>),
+}
+
+/// The value of one key of an object selector.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SelectorValue {
+    /// A state key's value (`clickable`, `enabled`, …).
+    Flag(bool),
+    /// Any other key's value.
+    Text(String),
+}
+
+impl std::fmt::Display for Selector {
+    /// A string selector as written; an object or a path as its JSON.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Selector::Text(text) => f.write_str(text),
+            other => match serde_json::to_string(other) {
+                Ok(json) => f.write_str(&json),
+                Err(_) => f.write_str("(a selector)"),
+            },
+        }
+    }
+}
+
+impl From<&str> for Selector {
+    fn from(text: &str) -> Selector {
+        Selector::Text(text.to_string())
+    }
+}
+
+/// A parsed string selector: `id:`, `text:`, `desc:`, `descPrefix:`, `testid:` or `css:`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Selector<'a> {
+pub enum Matcher<'a> {
     /// An exact resource id, or the `<value>` of an Android `<package>:id/<value>`.
     Id(&'a str),
     /// Exactly this text ([`Node::text`]).
@@ -76,17 +126,17 @@ impl<'a> CompoundSelector<'a> {
     }
 }
 
-impl<'a> Selector<'a> {
+impl<'a> Matcher<'a> {
     /// Reads `kind:value`; `None` when the kind is not one of the four.
-    pub fn parse(text: &'a str) -> Option<Selector<'a>> {
+    pub fn parse(text: &'a str) -> Option<Matcher<'a>> {
         let (kind, value) = text.split_once(':')?;
         Some(match kind {
-            "id" => Selector::Id(value),
-            "text" => Selector::Text(value),
-            "desc" => Selector::Desc(value),
-            "descPrefix" => Selector::DescPrefix(value),
-            "testid" => Selector::Testid(value),
-            "css" => Selector::Css(CompoundSelector::parse(value)?),
+            "id" => Matcher::Id(value),
+            "text" => Matcher::Text(value),
+            "desc" => Matcher::Desc(value),
+            "descPrefix" => Matcher::DescPrefix(value),
+            "testid" => Matcher::Testid(value),
+            "css" => Matcher::Css(CompoundSelector::parse(value)?),
             _ => return None,
         })
     }
@@ -94,18 +144,18 @@ impl<'a> Selector<'a> {
     /// Whether `node` (this node only, not its children) is selected.
     pub fn matches(&self, node: &Node) -> bool {
         match self {
-            Selector::Id(id) => {
+            Matcher::Id(id) => {
                 node.id == *id
                     || node
                         .id
                         .strip_suffix(id)
                         .is_some_and(|head| head.ends_with(":id/") && !id.is_empty())
             }
-            Selector::Text(text) => node.text == *text,
-            Selector::Desc(desc) => node.desc == *desc,
-            Selector::DescPrefix(prefix) => node.desc.starts_with(prefix),
-            Selector::Testid(testid) => node.id == *testid,
-            Selector::Css(compound) => compound.matches(node),
+            Matcher::Text(text) => node.text == *text,
+            Matcher::Desc(desc) => node.desc == *desc,
+            Matcher::DescPrefix(prefix) => node.desc.starts_with(prefix),
+            Matcher::Testid(testid) => node.id == *testid,
+            Matcher::Css(compound) => compound.matches(node),
         }
     }
 
@@ -131,7 +181,7 @@ mod tests {
     fn css_matches_tag_classes_and_id_of_a_web_node() {
         let item = web_node("", "li.todo.completed");
         let input = web_node("new-todo", "input.new-todo");
-        let css = |text| Selector::parse(text).expect(text);
+        let css = |text| Matcher::parse(text).expect(text);
         assert!(css("css:li").matches(&item));
         assert!(css("css:li.completed").matches(&item));
         assert!(css("css:.todo.completed").matches(&item));
@@ -154,7 +204,7 @@ mod tests {
             "css:#a#b",
             "css:li.",
         ] {
-            assert_eq!(Selector::parse(text), None, "{text}");
+            assert_eq!(Matcher::parse(text), None, "{text}");
         }
     }
 }

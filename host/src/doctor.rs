@@ -9,41 +9,18 @@ use crate::devices::{self, DeviceChoice};
 
 const APP_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// One line of the report: what was checked and what was found.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Check {
-    /// What was checked, e.g. `driver`, `sdk hello`.
-    pub name: &'static str,
-    /// Whether it works.
-    pub passed: bool,
-    /// What was found, or what is wrong and what to do.
-    pub detail: String,
-}
+pub use crate::devices::Check;
 
-impl Check {
-    fn of(name: &'static str, outcome: Result<String, String>) -> Check {
-        let (passed, detail) = match outcome {
-            Ok(detail) => (true, detail),
-            Err(detail) => (false, detail),
-        };
-        Check { name, passed, detail }
-    }
-}
-
-/// Connects `device` as a run would, launches `bundle_id`, and checks each part
+/// Checks what the device kind needs before connecting ([`devices::DeviceKind::preflight`]),
+/// connects `device` as a run would, launches `bundle_id`, and checks each part
 /// in turn: the driver, its health, launch, hierarchy, screenshot, the SDK's HELLO
 /// and one PAUSE/STATE/RESUME. Stops at the first part that cannot be reached.
 pub async fn check_device(device: &DeviceChoice, bundle_id: &str) -> Vec<Check> {
-    let mut checks = Vec::new();
-    if let DeviceChoice::Web(web) = device {
-        let browser = browser_check(web);
-        let missing = !browser.passed;
-        checks.push(browser);
-        if missing {
-            return checks;
-        }
+    let mut checks = device.kind().preflight();
+    if checks.iter().any(|check| !check.passed) {
+        return checks;
     }
-    let connected = match devices::connect(device, 1).await {
+    let connected = match devices::connect(device).await {
         Ok(connected) => connected,
         Err(error) => {
             checks.push(Check::of("driver", Err(crate::errors::chain(&error))));
@@ -138,20 +115,6 @@ pub async fn check_device(device: &DeviceChoice, bundle_id: &str) -> Vec<Check> 
         checks.push(Check::of("stop", Err(error.to_string())));
     }
     checks
-}
-
-/// The browser a web run starts: its version, or what is missing.
-fn browser_check(web: &devices::WebChoice) -> Check {
-    if let Some(cdp) = &web.cdp {
-        return Check::of("browser", Ok(format!("a running browser at {cdp}")));
-    }
-    let executable = uatu_web::chromium::executable(None);
-    Check::of(
-        "browser",
-        uatu_web::chromium::version(&executable)
-            .map(|version| format!("{version} ({})", executable.display()))
-            .map_err(|error| format!("{error}")),
-    )
 }
 
 /// A tool a real Android device needs on this machine, and whether it is on the PATH.

@@ -10,12 +10,12 @@ use std::time::Duration;
 
 use uatu_device::Driver;
 use uatu_device::model::{Applied, Hierarchy, InputOutcome, Navigation, Node, ScrollDirection, Touch};
-use uatu_device::selector::Selector;
+use uatu_device::selector::Matcher;
 
 use common::*;
 
 fn find<'h>(hierarchy: &'h Hierarchy, selector: &str) -> &'h Node {
-    Selector::parse(selector)
+    Matcher::parse(selector)
         .expect(selector)
         .find(&hierarchy.root)
         .unwrap_or_else(|| panic!("{selector} is on the page"))

@@ -11,13 +11,13 @@ use chromiumoxide::cdp::browser_protocol::page::CrashParams;
 use futures::StreamExt;
 use uatu_device::agent::{AgentListener, ListenerConfig};
 use uatu_device::model::{Hierarchy, Key, LogLevel, Node, Touch};
-use uatu_device::selector::Selector;
+use uatu_device::selector::Matcher;
 use uatu_device::{DeviceSelector, Driver};
 
 use common::*;
 
 fn find<'h>(hierarchy: &'h Hierarchy, selector: &str) -> Option<&'h Node> {
-    Selector::parse(selector).expect(selector).find(&hierarchy.root)
+    Matcher::parse(selector).expect(selector).find(&hierarchy.root)
 }
 
 /// Why the app's connection ended, once it has (10 s at most).
@@ -76,7 +76,7 @@ async fn every_selector_kind_finds_its_element_and_hidden_ones_are_left_out() {
     let todos = hierarchy
         .root
         .descendants()
-        .filter(|n| Selector::parse("css:li.todo").expect("css").matches(n));
+        .filter(|n| Matcher::parse("css:li.todo").expect("css").matches(n));
     assert_eq!(todos.count(), 2);
 
     let agree = find(&hierarchy, "id:agree").expect("checkbox");

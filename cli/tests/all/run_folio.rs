@@ -520,3 +520,108 @@ fn ctrl_c_ends_the_run_cleanly_with_a_summary() {
         summary["steps"].as_u64().expect("steps")
     );
 }
+
+/// A run's summary as its `summary.json` holds it, found from the `trace:` line `uatu run` printed.
+fn printed_summary(stdout: &str) -> Value {
+    let run_dir = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("trace:"))
+        .unwrap_or_else(|| panic!("no trace: line in\n{stdout}"))
+        .trim();
+    serde_json::from_slice(&std::fs::read(Path::new(run_dir).join("summary.json")).expect("summary.json"))
+        .expect("json")
+}
+
+/// The first violation a summary reports: the property, and the step.
+fn first_violation(summary: &Value) -> (String, u64) {
+    summary["properties"]
+        .as_array()
+        .expect("properties")
+        .iter()
+        .filter_map(|p| {
+            Some((
+                p["name"].as_str()?.to_owned(),
+                p["first_violation_step"].as_u64()?,
+            ))
+        })
+        .min_by_key(|(_, step)| *step)
+        .unwrap_or_else(|| panic!("nothing violated: {summary}"))
+}
+
+/// The `re-run:` line `uatu run` prints, run as printed through a shell, repeats the
+/// run: every flag that shaped it (a duration, exit-on-violation, a plugin, the device's
+/// options), the settings file it read, and the seed it picked for `seed = 0`.
+#[test]
+fn the_printed_rerun_line_repeats_the_run() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("project.toml");
+    std::fs::write(&config, "seed = 0\nno-screenshots = true\nsim-latency = \"0\"\n").expect("writes");
+    let output = dir.path().join("runs");
+    let (config, output) = (config.display().to_string(), output.display().to_string());
+    let first = uatu(&[
+        "run",
+        "--spec",
+        SPEC,
+        "--config",
+        &config,
+        "--output",
+        &output,
+        "--max-steps",
+        "1500",
+        "--duration",
+        "10m",
+        "--exit-on-violation",
+        "--plugin",
+        "junit",
+        "--sim-bugs",
+        "all",
+    ]);
+    let stdout = String::from_utf8_lossy(&first.stdout).into_owned();
+    assert_eq!(
+        first.status.code(),
+        Some(1),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("re-run: "))
+        .unwrap_or_else(|| panic!("no re-run: line in\n{stdout}"));
+    for flag in [
+        "--config",
+        "--duration 10m",
+        "--exit-on-violation",
+        "--plugin junit",
+        "--sim-bugs all",
+        "--seed ",
+    ] {
+        assert!(line.contains(flag), "{flag} missing from {line}");
+    }
+    let summary = printed_summary(&stdout);
+    assert_eq!(summary["stopped"], "violation", "{summary}");
+
+    // This build's `uatu` first on the PATH, so the printed line runs it.
+    let binary_dir = Path::new(env!("CARGO_BIN_EXE_uatu")).parent().expect("bin dir");
+    let path = format!(
+        "{}:{}",
+        binary_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let again = Command::new("sh")
+        .args(["-c", line])
+        .env("PATH", path)
+        .output()
+        .expect("runs the line");
+    let stdout_again = String::from_utf8_lossy(&again.stdout).into_owned();
+    assert_eq!(
+        again.status.code(),
+        Some(1),
+        "{stdout_again}\n{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let summary_again = printed_summary(&stdout_again);
+    assert_ne!(summary["run_dir"], summary_again["run_dir"], "a run of its own");
+    assert_eq!(first_violation(&summary_again), first_violation(&summary));
+    assert_eq!(summary_again["steps"], summary["steps"]);
+    assert_eq!(summary_again["stopped"], "violation");
+}

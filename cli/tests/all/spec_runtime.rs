@@ -178,7 +178,7 @@ fn every_api_function_and_selector_form() {
         .collect();
     assert_eq!(taps.len(), 3, "three clickable elements: {taps:?}");
     assert!(first.candidates.iter().any(|c| matches!(&c.action,
-        Action::InputText { into: Some(Target::Selector(s)), .. } if s == "id:amount")));
+        Action::InputText { into: Some(target), .. } if *target == Target::selector("id:amount"))));
     assert!(first.candidates.iter().any(|c| matches!(
         &c.action,
         Action::Swipe {
@@ -876,4 +876,234 @@ export const actions = waitOnce;
         again.extractors,
         with_values.step(&state(3, 0)).unwrap().extractors
     );
+}
+
+/// Every action constructor of `@uatu/spec` builds the JSON the host reads as that action.
+#[test]
+fn every_action_constructor_builds_an_action_the_host_reads() {
+    let (_dir, path) = spec_file(
+        "actions.ts",
+        r##"import { always, actions, Tap, DoubleTap, LongPress, Scroll, InputText, ClearText, Swipe, PressKey, Wait,
+  Navigate, Reload, Back, Forward } from "@uatu/spec";
+export const properties = { ok: always(() => true) };
+export const actionsRoot = actions((s) => {
+  const row = s.ax.find("desc:row_1")!;
+  return [
+    Tap({ on: row }), DoubleTap({ on: "desc:row_1" }), LongPress({ on: row }), LongPress({ on: row, durationMillis: 750.4 }),
+    Scroll({ direction: "down" }), Scroll({ in: "id:list", direction: "up", amount: 1 }),
+    InputText({ into: "id:amount", text: "12" }), InputText({ text: "x", submit: true }), InputText({ text: "y", submit: false }),
+    ClearText(), ClearText({ into: "id:amount" }),
+    Swipe({ from: { x: 1, y: 2 }, to: row }),
+    ...(["escape", "backspace", "delete", "space", "pageUp", "pageDown"] as const).map((key) => PressKey({ key })),
+    Wait({ durationMillis: 10 }),
+    Navigate({ to: "/active" }), Navigate({ to: "#/completed" }), Navigate({ to: "http://127.0.0.1:8000/x" }),
+    Reload(), Back(), Forward(),
+  ];
+});
+"##,
+    );
+    let (_m, mut spec) = start(&path, 1, SpecLimits::default()).unwrap();
+    let step = spec.step(&state(0, 0)).unwrap();
+    assert!(step.generator_errors.is_empty(), "{:?}", step.generator_errors);
+    let written: Vec<serde_json::Value> = step
+        .candidates
+        .iter()
+        .map(|c| serde_json::to_value(&c.action).unwrap())
+        .collect();
+    let row = serde_json::json!({"x": 540, "y": 250, "bounds": {"left": 0, "top": 200, "right": 1080, "bottom": 300}});
+    let expected = serde_json::json!([
+        {"type": "tap", "on": row},
+        {"type": "doubleTap", "on": "desc:row_1"},
+        {"type": "longPress", "on": row},
+        {"type": "longPress", "on": row, "durationMillis": 750},
+        {"type": "scroll", "direction": "down"},
+        {"type": "scroll", "on": "id:list", "direction": "up", "amount": 1.0},
+        {"type": "inputText", "into": "id:amount", "text": "12"},
+        {"type": "inputText", "text": "x", "submit": true},
+        {"type": "inputText", "text": "y"},
+        {"type": "clearText"},
+        {"type": "clearText", "into": "id:amount"},
+        {"type": "swipe", "from": {"x": 1, "y": 2}, "to": row},
+        {"type": "pressKey", "key": "escape"},
+        {"type": "pressKey", "key": "backspace"},
+        {"type": "pressKey", "key": "delete"},
+        {"type": "pressKey", "key": "space"},
+        {"type": "pressKey", "key": "pageUp"},
+        {"type": "pressKey", "key": "pageDown"},
+        {"type": "wait", "durationMillis": 10},
+        {"type": "navigate", "to": "/active"},
+        {"type": "navigate", "to": "#/completed"},
+        {"type": "navigate", "to": "http://127.0.0.1:8000/x"},
+        {"type": "reload"},
+        {"type": "back"},
+        {"type": "forward"},
+    ]);
+    assert_eq!(serde_json::Value::Array(written), expected);
+}
+
+/// A constructor given a bad argument throws a `SpecError` located at the spec's line:
+/// at load for top-level code, as the generator's error (the run goes on) inside one;
+/// an action object the constructors did not build is refused by the host, naming it.
+#[test]
+fn a_misused_action_constructor_is_a_spec_error_at_its_line() {
+    for (call, message) in [
+        (
+            "DoubleTap({} as any)",
+            "DoubleTap.on must be a selector string or an element/point",
+        ),
+        (
+            "LongPress({ on: \"desc:x\", durationMillis: -5 })",
+            "LongPress.durationMillis must be a non-negative",
+        ),
+        (
+            "Scroll({ direction: \"sideways\" } as any)",
+            "Scroll.direction must be one of up, down, left, right",
+        ),
+        (
+            "Scroll({ direction: \"up\", amount: 2 })",
+            "Scroll.amount must be a fraction over 0 and at most 1",
+        ),
+        (
+            "InputText({ text: \"x\", submit: \"yes\" } as any)",
+            "InputText.submit must be true or false",
+        ),
+        (
+            "PressKey({ key: \"page_down\" } as any)",
+            "PressKey.key must be one of back, home, enter, tab",
+        ),
+        (
+            "Navigate({ to: \"javascript:alert(1)\" })",
+            "Navigate.to must be a path starting with /, # or ?",
+        ),
+        (
+            "ClearText(\"id:x\" as any)",
+            "ClearText takes an object of its arguments",
+        ),
+    ] {
+        let source = format!(
+            "import {{ always, actions, DoubleTap, LongPress, Scroll, InputText, PressKey, Navigate, ClearText }} from \"@uatu/spec\";\n\
+             export const properties = {{ ok: always(() => true) }};\n\
+             export const actionsRoot = actions(() => [\n  {call},\n]);\n"
+        );
+        let (_dir, path) = spec_file("misused.ts", &source);
+        let (_m, mut spec) = start(&path, 1, SpecLimits::default()).unwrap();
+        let step = spec.step(&state(0, 0)).unwrap();
+        assert_eq!(
+            step.generator_errors.len(),
+            1,
+            "{call}: {:?}",
+            step.generator_errors
+        );
+        let error = &step.generator_errors[0];
+        assert!(
+            error.message.starts_with("SpecError: ") && error.message.contains(message),
+            "{call}: {error:?}"
+        );
+        assert!(
+            error
+                .location
+                .as_deref()
+                .is_some_and(|l| l.contains("misused.ts:4:")),
+            "{call}: {error:?}"
+        );
+
+        let top_level = format!(
+            "import {{ always, actions, DoubleTap, LongPress, Scroll, InputText, PressKey, Navigate, ClearText }} from \"@uatu/spec\";\n\
+             export const properties = {{ ok: always(() => true) }};\n\
+             const bad = {call};\n\
+             export const actionsRoot = actions(() => [bad]);\n"
+        );
+        let (_dir, path) = spec_file("top.ts", &top_level);
+        let error = start(&path, 1, SpecLimits::default())
+            .err()
+            .expect(call)
+            .to_string();
+        assert!(
+            error.contains("top.ts:3:") && error.contains(message),
+            "{call}: {error}"
+        );
+    }
+    let (_dir, path) = spec_file(
+        "handmade.ts",
+        r#"import { always, actions } from "@uatu/spec";
+export const properties = { ok: always(() => true) };
+export const actionsRoot = actions(() => [{ type: "doubleTap" } as any, { type: "hover", on: "id:x" } as any]);
+"#,
+    );
+    let (_m, mut spec) = start(&path, 1, SpecLimits::default()).unwrap();
+    let step = spec.step(&state(0, 0)).unwrap();
+    let messages: Vec<&str> = step.generator_errors.iter().map(|e| e.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "invalid action: doubleTap: missing field `on`",
+            "invalid action: `hover` is not an action type; the types are tap, doubleTap, longPress, scroll, \
+             inputText, clearText, swipe, pressKey, wait, navigate, reload, back, forward"
+        ]
+    );
+}
+
+/// `state.lastAction` is what the trace records as the step's action, with `applied`
+/// always there: `true`, `false` or `"unknown"`.
+#[test]
+fn the_spec_sees_the_last_action_and_whether_it_was_applied() {
+    let (_dir, path) = spec_file(
+        "last.ts",
+        r#"import { always, actions, extract, Wait } from "@uatu/spec";
+export const applied = extract((s) => s.lastAction === null ? "none" : s.lastAction.applied);
+export const kind = extract((s) => s.lastAction?.action.type ?? null);
+export const detail = extract((s) => s.lastAction?.detail ?? null);
+export const properties = { ok: always(() => true) };
+export const actionsRoot = actions(() => Wait({ durationMillis: 1 }));
+"#,
+    );
+    let (_m, mut spec) = start(&path, 1, SpecLimits::default()).unwrap();
+    let tap = |applied: uatu::action::Applied, detail: &str| uatu::action::ResolvedAction {
+        action: Action::DoubleTap {
+            on: Target::selector("desc:row_1"),
+        },
+        generator: "0".into(),
+        point: None,
+        bounds: None,
+        to_point: None,
+        applied,
+        detail: detail.into(),
+    };
+    let mut expected = Vec::new();
+    let mut seen = Vec::new();
+    for (step, last) in [
+        None,
+        Some(tap(uatu::action::Applied::Yes, "")),
+        Some(tap(
+            uatu::action::Applied::No,
+            "nothing on screen matches `desc:row_1`",
+        )),
+        Some(tap(uatu::action::Applied::Unknown, "")),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut state = state(step as u64, 1);
+        expected.push(match &last {
+            None => serde_json::json!(["none", null, null]),
+            Some(action) => serde_json::json!([
+                serde_json::to_value(action.applied).unwrap(),
+                "doubleTap",
+                if action.detail.is_empty() {
+                    serde_json::Value::Null
+                } else {
+                    action.detail.clone().into()
+                }
+            ]),
+        });
+        state.last_action = last;
+        let values = spec.step(&state).unwrap().extractors;
+        seen.push(serde_json::json!([
+            values["applied"],
+            values["kind"],
+            values["detail"]
+        ]));
+    }
+    assert_eq!(seen, expected);
+    assert_eq!(expected[3][0], "unknown");
 }

@@ -125,7 +125,9 @@ enum Choosing {
 /// Replays `run` with `spec` (relative to the workspace) as `uatu run` evaluates a step.
 fn replay(spec: &str, run: &Path, choosing: Choosing) -> Replayed {
     let spec = workspace().join(spec);
-    let seed = read_meta(run).expect("meta.json").seed;
+    let seed = read_meta::<uatu::devices::DeviceOptions>(run)
+        .expect("meta.json")
+        .seed;
     let module = SpecModule::load(&spec).expect("spec builds");
     let mut instance = SpecInstance::new(&module, SpecLimits::default()).expect("instance");
     instance.set_generators(choosing == Choosing::AllCandidates);

@@ -846,7 +846,7 @@ async fn serve(shared: &Shared, connection: u64, reader: &mut Reader, writer: &W
                     exceptions,
                     logs,
                     coverage,
-                    hierarchy: hierarchy.map(Hierarchy::from),
+                    hierarchy: hierarchy.map(|wire| Hierarchy::from(*wire)),
                 };
                 // Only fails once the listener is gone.
                 let _ = shared.states.send((connection, state));

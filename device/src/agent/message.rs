@@ -61,8 +61,9 @@ pub enum Message {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         coverage: Option<Vec<String>>,
         /// The app's windows, when the PAUSE asked for them and the SDK could read them.
+        /// Boxed: a whole window tree would otherwise make every message as large as it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        hierarchy: Option<AppHierarchy>,
+        hierarchy: Option<Box<AppHierarchy>>,
     },
     /// Host → SDK: continue after the PAUSE with the same id.
     Resume {

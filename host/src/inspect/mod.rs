@@ -251,7 +251,8 @@ pub struct RunInfo {
     /// The properties violated, by name.
     pub violated: Vec<String>,
     /// `meta.json`, if written yet.
-    pub meta: Option<Meta>,
+    /// (The device's options as any JSON: the page shows a run whatever device it drove.)
+    pub meta: Option<Meta<serde_json::Value>>,
     /// `summary.json`, once the run ended.
     pub summary: Option<Summary>,
 }

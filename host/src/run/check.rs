@@ -30,7 +30,7 @@ pub fn check(spec: &Path, run_dir: &Path, strict: bool) -> Result<(CheckReport, 
         run_dir: run_dir.to_path_buf(),
         source,
     };
-    let meta = read_meta(run_dir).map_err(not_a_run)?;
+    let meta = read_meta::<crate::devices::DeviceOptions>(run_dir).map_err(not_a_run)?;
     let module = SpecModule::load(spec)?;
     let mut instance = SpecInstance::new(&module, SpecLimits::default())?;
     // A check chooses no action and records nothing: the generators need not run, and

@@ -18,9 +18,11 @@ use std::time::{Duration, Instant};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use uatu_device::agent::{AgentError, AgentListener, AgentState};
-use uatu_device::{DeviceError, Driver, Hierarchy, LogLevel, Screenshot, Touch};
+use uatu_device::{
+    DeviceError, Driver, Hierarchy, InputOutcome, Key, LogLevel, Navigation, Screenshot, Touch,
+};
 
-use crate::action::{Action, Candidate, ResolvedAction};
+use crate::action::{Action, Applied, Candidate, LONG_PRESS_MILLIS, ResolvedAction, SWIPE_MILLIS};
 use crate::devices::{self, Connected};
 use crate::plugin::{LoadOptions, PluginEvent, PluginSet};
 use crate::run::replay::{Replay, ReplayReport, resolve_scripted, screen_signature};
@@ -140,11 +142,7 @@ async fn run(
     interrupted: Arc<AtomicBool>,
     mut on_step: impl FnMut(&Progress),
 ) -> Result<Outcome, Error> {
-    let seed = if config.seed == 0 {
-        rand::random::<u64>() | 1
-    } else {
-        config.seed
-    };
+    let seed = config.seed;
     let started_wall = Instant::now();
     let started_at = time::OffsetDateTime::now_utc();
 
@@ -161,7 +159,7 @@ async fn run(
     let description = spec.load(&module, seed)?;
     let mut verifier = Verifier::for_spec(&config.spec, &description.properties)?;
 
-    let device = devices::connect(&config.device, seed).await?;
+    let device = devices::connect(&config.device).await?;
     let health = device.driver.health().await?;
     if !health.ready {
         return Err(Error::DeviceNotReady {
@@ -170,10 +168,7 @@ async fn run(
     }
 
     let mut run_dir = RunDir::create(&config.output, started_at, seed, config.trace_format)?;
-    let rerun = match &replay {
-        Some(replay) => replay.rerun.clone(),
-        None => rerun_command(&config, seed),
-    };
+    let rerun = config.rerun.clone();
     let mut meta = Meta {
         uatu_version: crate::VERSION.into(),
         seed,
@@ -187,8 +182,7 @@ async fn run(
             bundle_id: config.bundle_id.clone(),
             platform: health.platform.clone(),
             version: health.version.clone(),
-            sim: device.settings.clone(),
-            url: config.device.url().map(|url| url.to_string()),
+            options: config.device.recorded_options(),
         },
         plugins: Vec::new(),
         started_at: rfc3339(started_at),
@@ -515,9 +509,25 @@ impl Session<'_> {
             .await;
         let action = decided?.action;
 
+        let mut action = action;
         let dispatch_started = Instant::now();
-        match &action {
-            Some(action) => self.dispatch(action).await.map_err(StepFailure::device)?,
+        match &mut action {
+            Some(action) => {
+                let handshakes = self.agent.status().connections;
+                let outcome = self.dispatch(action).await.map_err(StepFailure::device)?;
+                if outcome.app_restarted {
+                    // The input restarted the app's process (a reload on Android): its SDK
+                    // connects again before the next capture.
+                    self.agent
+                        .wait_for_app_after(handshakes, APP_CONNECT_TIMEOUT)
+                        .await
+                        .map_err(StepFailure::device)?;
+                }
+                action.applied = outcome.applied();
+                if action.applied != Applied::Yes {
+                    action.detail = outcome.detail;
+                }
+            }
             // A replay that is over, or skipped an action, has nothing to wait for.
             None if self
                 .script
@@ -1018,8 +1028,9 @@ impl Session<'_> {
         self.plugins.sink_step(record, line).map_err(StepFailure::plugin)
     }
 
-    /// Dispatch: the chosen action through the device's real input.
-    async fn dispatch(&self, action: &ResolvedAction) -> Result<(), DeviceError> {
+    /// Dispatch: the chosen action through the device's real input, and what the
+    /// device says of it (whether it was applied, `lastAction.applied`).
+    async fn dispatch(&self, action: &ResolvedAction) -> Result<InputOutcome, DeviceError> {
         let driver = self.driver;
         // The element the target resolved to goes with the point: a device that can
         // look refuses a touch meant for an element that is gone.
@@ -1027,31 +1038,84 @@ impl Session<'_> {
             point,
             element: action.bounds,
         };
-        let outcome = match (&action.action, action.point) {
+        let millis = |ms: u32| Duration::from_millis(u64::from(ms));
+        match (&action.action, action.point) {
             (Action::Tap { .. }, Some(point)) => driver.tap(touch(point)).await,
-            (Action::InputText { text, .. }, point) => {
-                if let Some(point) = point {
-                    driver.tap(touch(point)).await?;
+            (Action::DoubleTap { .. }, Some(point)) => driver.double_tap(touch(point)).await,
+            (Action::LongPress { duration_millis, .. }, Some(point)) => {
+                driver
+                    .long_press(touch(point), millis(duration_millis.unwrap_or(LONG_PRESS_MILLIS)))
+                    .await
+            }
+            (Action::Scroll { direction, .. }, Some(point)) => {
+                let distance = action.scroll_distance().unwrap_or(0);
+                driver.scroll(touch(point), *direction, distance).await
+            }
+            (Action::InputText { text, submit, .. }, point) => {
+                let focused = match point {
+                    Some(point) => driver.tap(touch(point)).await?,
+                    None => InputOutcome::confirmed(0),
+                };
+                // Text typed after a tap that missed its field would go elsewhere.
+                if !focused.delivered {
+                    return Ok(focused);
                 }
-                driver.input_text(text).await
+                let typed = both(focused, driver.input_text(text).await?);
+                if *submit && typed.delivered {
+                    Ok(both(typed, driver.press_key(Key::Enter).await?))
+                } else {
+                    Ok(typed)
+                }
+            }
+            (Action::ClearText { .. }, point) => {
+                let focused = match point {
+                    Some(point) => driver.tap(touch(point)).await?,
+                    None => InputOutcome::confirmed(0),
+                };
+                if !focused.delivered {
+                    return Ok(focused);
+                }
+                Ok(both(focused, driver.clear_text().await?))
             }
             (Action::Swipe { duration_millis, .. }, Some(from)) => {
                 let to = action.to_point.unwrap_or(from);
                 driver
-                    .swipe(
-                        from,
-                        to,
-                        Duration::from_millis(duration_millis.unwrap_or(300) as u64),
-                    )
+                    .swipe(from, to, millis(duration_millis.unwrap_or(SWIPE_MILLIS)))
                     .await
             }
             (Action::PressKey { key }, _) => driver.press_key(*key).await,
-            (Action::Wait { duration_millis }, _) => {
-                driver.sleep(Duration::from_millis(*duration_millis as u64)).await
-            }
-            (_, None) => return Ok(()),
-        };
-        outcome.map(|_| ())
+            (Action::Wait { duration_millis }, _) => driver.sleep(millis(*duration_millis)).await,
+            (Action::Navigate { to }, _) => driver.navigate(&Navigation::To(to.clone())).await,
+            (Action::Reload, _) => driver.navigate(&Navigation::Reload).await,
+            (Action::Back, _) => driver.navigate(&Navigation::Back).await,
+            (Action::Forward, _) => driver.navigate(&Navigation::Forward).await,
+            // Resolving gives these a point; without one there is nothing to touch.
+            (
+                Action::Tap { .. }
+                | Action::DoubleTap { .. }
+                | Action::LongPress { .. }
+                | Action::Scroll { .. }
+                | Action::Swipe { .. },
+                None,
+            ) => Ok(InputOutcome::refused("the target resolved to no point", 0)),
+        }
+    }
+}
+
+/// One action's outcome from two inputs in a row (a tap into a field, then the
+/// typing): delivered if both were, confirmed only if both were, the later clock.
+fn both(first: InputOutcome, second: InputOutcome) -> InputOutcome {
+    let detail = [first.detail, second.detail]
+        .into_iter()
+        .filter(|detail| !detail.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    InputOutcome {
+        delivered: first.delivered && second.delivered,
+        confirmed: first.confirmed && second.confirmed,
+        app_restarted: first.app_restarted || second.app_restarted,
+        detail,
+        device_time_ms: second.device_time_ms.max(first.device_time_ms),
     }
 }
 
@@ -1106,29 +1170,4 @@ fn screen_name(state: &State) -> String {
 fn rfc3339(at: time::OffsetDateTime) -> String {
     at.format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()
-}
-
-/// The command line that repeats a run: same spec, device, seeds and limits.
-pub fn rerun_command(config: &RunConfig, seed: u64) -> String {
-    let mut command = vec![
-        "uatu".to_string(),
-        "run".into(),
-        "--spec".into(),
-        config.spec.display().to_string(),
-    ];
-    command.extend(["--seed".into(), seed.to_string()]);
-    command.extend(config.device.rerun_flags(seed));
-    if let Some(max) = config.max_steps {
-        command.extend(["--max-steps".into(), max.to_string()]);
-    }
-    for plugin in &config.plugins {
-        command.extend(["--plugin".into(), plugin.path.display().to_string()]);
-    }
-    if config.strict {
-        command.push("--strict".into());
-    }
-    if config.hierarchy == HierarchyMode::Sidecar {
-        command.extend(["--hierarchy".into(), "sidecar".into()]);
-    }
-    command.join(" ")
 }

@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use uatu_device::model::Node;
-use uatu_device::selector::Selector;
+use uatu_device::selector::Matcher;
 
 use crate::action::{Action, ResolvedAction, Target};
+use crate::devices::DeviceOptions;
 /// The screen signature a script records and a replay compares: the one plugins see
 /// (shape, classes, ids and descriptions; not text, which a clock or a counter changes).
 pub use crate::plugin::context::screen_signature;
@@ -72,13 +73,13 @@ pub struct Origin {
     pub seed: u64,
     /// The spec, as the run was given it.
     pub spec: String,
-    /// The device and app, with the simulator's own settings.
-    pub device: DeviceMeta,
+    /// The device and app, with the device's options.
+    pub device: DeviceMeta<DeviceOptions>,
 }
 
 impl Origin {
     /// The origin of a recorded run.
-    pub fn of(meta: &Meta) -> Origin {
+    pub fn of(meta: &Meta<DeviceOptions>) -> Origin {
         Origin {
             seed: meta.seed,
             spec: meta.spec.path.clone(),
@@ -86,21 +87,17 @@ impl Origin {
         }
     }
 
-    /// The recorded settings as one settings layer.
+    /// The recorded settings as one settings layer. A device kind reads only its own
+    /// options, so a replay on another kind (`--device`) is not changed by these.
     pub fn settings(&self) -> Settings {
-        let sim = self.device.sim.as_ref();
-        let field = |name: &str| sim.and_then(|sim| sim.get(name));
         Settings {
             spec: Some(PathBuf::from(&self.spec)),
-            device: Some(self.device.kind.clone()),
+            device: DeviceOptions {
+                device: Some(self.device.kind.clone()),
+                ..self.device.options.clone()
+            },
             bundle_id: Some(self.device.bundle_id.clone()),
             seed: Some(self.seed),
-            sim_bugs: field("bugs").and_then(|v| v.as_str()).map(str::to_owned),
-            sim_latency: field("latency_ms")
-                .and_then(|v| v.as_u64())
-                .map(|ms| format!("{ms}ms")),
-            sim_seed: field("seed").and_then(|v| v.as_u64()),
-            url: self.device.url.clone(),
             ..Settings::default()
         }
     }
@@ -215,8 +212,6 @@ pub struct Replay {
     /// (a replay dispatches recorded actions) and no step is written to the trace or
     /// handed to a sink; the run directory gets its `meta.json` and `summary.json` only.
     pub verdicts_only: bool,
-    /// The command line recorded as the replay's `rerun`.
-    pub rerun: String,
 }
 
 /// What a replay saw, beside its summary.
@@ -240,13 +235,7 @@ pub fn resolve_scripted(
     generator: String,
     root: &Node,
 ) -> Result<ResolvedAction, TargetError> {
-    let targets: Vec<&Target> = match action {
-        Action::Tap { on } => vec![on],
-        Action::InputText { into, .. } => into.iter().collect(),
-        Action::Swipe { from, .. } => vec![from],
-        Action::PressKey { .. } | Action::Wait { .. } => Vec::new(),
-    };
-    for target in targets {
+    for target in action.targets() {
         if let Target::Element {
             x,
             y,
@@ -269,7 +258,7 @@ pub fn selector_for(root: &Node, bounds: &uatu_device::model::Bounds) -> Option<
         .filter(|(_, value)| !value.is_empty())
         .map(|(kind, value)| format!("{kind}:{value}"))
         .find(|text| {
-            Selector::parse(text).is_some_and(|selector| {
+            Matcher::parse(text).is_some_and(|selector| {
                 let mut matching = root.descendants().filter(|candidate| selector.matches(candidate));
                 matches!((matching.next(), matching.next()), (Some(found), None) if found.bounds == *bounds)
             })
@@ -286,16 +275,6 @@ pub fn replay_config(flags: Settings, origin: &Origin, file: Settings) -> Result
     let max_steps = flags.max_steps;
     let duration_given = flags.duration.is_some();
     let recorded = origin.settings();
-    // Whatever the device, the recorded sim settings apply only to the simulator.
-    let recorded = match flags.device.as_deref() {
-        Some(device) if device != "sim" => Settings {
-            sim_bugs: None,
-            sim_latency: None,
-            sim_seed: None,
-            ..recorded
-        },
-        _ => recorded,
-    };
     let file = Settings {
         max_steps: None,
         duration: None,
@@ -377,20 +356,34 @@ mod tests {
                 bundle_id: "app".into(),
                 platform: String::new(),
                 version: String::new(),
-                sim: None,
-                url: Some("http://127.0.0.1:8123/".into()),
+                options: DeviceOptions {
+                    web: crate::devices::web::WebOptions {
+                        url: Some("http://127.0.0.1:8123/".into()),
+                        cdp: None,
+                    },
+                    ..DeviceOptions::default()
+                },
             },
         };
         let url = |flags: Settings| {
             let config = replay_config(flags, &origin, Settings::default()).expect("replay config");
-            config.device.url().map(|url| url.to_string())
+            match config.device {
+                crate::devices::DeviceChoice::Web(web) => Some(web.url.to_string()),
+                _ => None,
+            }
         };
         assert_eq!(
             url(Settings::default()).as_deref(),
             Some("http://127.0.0.1:8123/")
         );
         let elsewhere = Settings {
-            url: Some("http://127.0.0.1:9000/".into()),
+            device: DeviceOptions {
+                web: crate::devices::web::WebOptions {
+                    url: Some("http://127.0.0.1:9000/".into()),
+                    cdp: None,
+                },
+                ..DeviceOptions::default()
+            },
             ..Settings::default()
         };
         assert_eq!(url(elsewhere).as_deref(), Some("http://127.0.0.1:9000/"));

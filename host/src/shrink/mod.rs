@@ -229,7 +229,8 @@ pub fn scratch_dir(output: &Path) -> PathBuf {
 
 /// Shrinks the violation of `options.property` (default: the first) in `run_dir`,
 /// replaying with `config` (the recorded run's settings, see
-/// [`crate::run::replay::replay_config`]).
+/// [`crate::run::replay::replay_config`]; its `rerun` is what the reproducer's
+/// `meta.json` says repeats it, e.g. `uatu replay <output>`).
 pub async fn shrink(
     run_dir: &Path,
     config: RunConfig,
@@ -450,7 +451,6 @@ impl Shrinker {
             stop_at_violation_of: Some(self.property.clone()),
             stop_at_missing_target: strict_targets,
             verdicts_only: !full_trace,
-            rerun: format!("uatu replay {}", self.output.display()),
         };
         // A replay that fails to run (a device that drops) did not violate; why is kept.
         let outcome = match crate::run::replay(config, replay, interrupted, |_| {}).await {
@@ -665,13 +665,13 @@ impl Shrinker {
             .map(|(step, screen)| {
                 let mut step = step.clone();
                 if let Some(action) = &mut step.action {
-                    for target in targets_mut(action) {
+                    for target in element_targets_mut(action) {
                         if let Target::Element {
                             bounds: Some(bounds), ..
                         } = target
                             && let Some(selector) = selector_for(screen, bounds)
                         {
-                            *target = Target::Selector(selector);
+                            *target = Target::selector(&selector);
                             changed = true;
                         }
                     }
@@ -743,10 +743,11 @@ fn fingerprint(steps: &[ScriptStep]) -> [u8; 32] {
     hasher.finalize().into()
 }
 
-fn targets_mut(action: &mut Action) -> Vec<&mut Target> {
+/// The targets that name an element, which a selector may stand for: not a swipe's
+/// ends, which are points (a selector would move them to the element's centre).
+fn element_targets_mut(action: &mut Action) -> Vec<&mut Target> {
     match action {
-        Action::Tap { on } => vec![on],
-        Action::InputText { into, .. } => into.iter_mut().collect(),
-        Action::Swipe { .. } | Action::PressKey { .. } | Action::Wait { .. } => Vec::new(),
+        Action::Swipe { .. } => Vec::new(),
+        other => other.targets_mut(),
     }
 }

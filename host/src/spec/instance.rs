@@ -907,11 +907,11 @@ impl SpecInstance {
                 query::expand(hierarchy, kind, &path, &mut offer.candidates);
                 continue;
             }
-            match Action::deserialize(&offered) {
+            match Action::parse(&offered) {
                 Ok(action) => offer.candidates.push(Candidate { path, action }),
                 Err(e) => offer.generator_errors.push(GeneratorError {
                     path,
-                    message: format!("invalid action {offered}: {e}"),
+                    message: format!("invalid action: {e}"),
                     stack: String::new(),
                     location: None,
                 }),

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-pub use uatu_device::selector::Selector;
+pub use uatu_device::selector::Matcher;
 
 use crate::action::{Action, Candidate, PathStep, Target};
 use uatu_device::model::{Bounds, Node};
@@ -80,7 +80,7 @@ impl<'a> Element<'a> {
 pub fn answer(root: &Node, kind: QueryKind, selector: &str) -> Vec<u8> {
     let nodes = root.descendants();
     let matched: Vec<Element<'_>> = match kind {
-        QueryKind::Find | QueryKind::FindAll => match Selector::parse(selector) {
+        QueryKind::Find | QueryKind::FindAll => match Matcher::parse(selector) {
             None => Vec::new(),
             Some(selector) => {
                 let all = nodes.filter(|n| selector.matches(n)).map(Element::of);
@@ -167,7 +167,7 @@ mod tests {
 
     #[test]
     fn id_selector_matches_exact_and_android_suffix() {
-        let selector = Selector::parse("id:amount").unwrap();
+        let selector = Matcher::parse("id:amount").unwrap();
         assert!(selector.matches(&node("amount", "")));
         assert!(selector.matches(&node("app.folio:id/amount", "")));
         assert!(!selector.matches(&node("app.folio:id/total_amount", "")));
@@ -177,10 +177,10 @@ mod tests {
     #[test]
     fn desc_prefix_and_unknown_kinds() {
         assert!(
-            Selector::parse("descPrefix:row_")
+            Matcher::parse("descPrefix:row_")
                 .unwrap()
                 .matches(&node("", "row_3"))
         );
-        assert_eq!(Selector::parse("class:Button"), None);
+        assert_eq!(Matcher::parse("class:Button"), None);
     }
 }

@@ -1068,8 +1068,10 @@ pub fn count_steps(path: &Path) -> Result<u64, TraceError> {
     Ok(TraceIndex::build(path)?.records())
 }
 
-/// Reads a run directory's `meta.json`.
-pub fn read_meta(run_dir: &Path) -> Result<super::record::Meta, TraceError> {
+/// Reads a run directory's `meta.json`, with the device's options as `O`.
+pub fn read_meta<O: serde::de::DeserializeOwned + Default>(
+    run_dir: &Path,
+) -> Result<super::record::Meta<O>, TraceError> {
     read_json(&run_dir.join(super::writer::META_FILE))
 }
 

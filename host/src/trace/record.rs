@@ -10,8 +10,13 @@ pub use crate::plugin::PluginMeta;
 use crate::state::State;
 
 /// `meta.json`: what ran, against what, with which seeds; rewritten at the end.
+///
+/// `O` is the device's options as the host records them (`uatu::devices::DeviceOptions`):
+/// the trace's format does not depend on which device kinds exist, and a reader that
+/// only shows a run can read them as any JSON (`Meta<serde_json::Value>`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Meta {
+#[serde(bound(deserialize = "O: Deserialize<'de> + Default"))]
+pub struct Meta<O> {
     /// The version of the `uatu` host that wrote the run.
     pub uatu_version: String,
     /// The seed of every random choice of the run.
@@ -19,7 +24,7 @@ pub struct Meta {
     /// The spec that ran.
     pub spec: SpecMeta,
     /// The device (and app) the run drove.
-    pub device: DeviceMeta,
+    pub device: DeviceMeta<O>,
     /// Every plugin loaded for the run, in load order.
     #[serde(default)]
     pub plugins: Vec<PluginMeta>,
@@ -44,10 +49,11 @@ pub struct SpecMeta {
     pub module_sha256: Option<String>,
 }
 
-/// `meta.json`'s `device`: which device and app the run drove.
+/// `meta.json`'s `device`: which device and app the run drove, and its options.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DeviceMeta {
-    /// `sim` or `sidecar:<addr>`.
+#[serde(bound(deserialize = "O: Deserialize<'de> + Default"))]
+pub struct DeviceMeta<O> {
+    /// The device as `--device` names it: `sim`, `web`, `android[:SERIAL]` or `sidecar:<addr>`.
     pub kind: String,
     /// The app under test's bundle id (on Android, its package name).
     pub bundle_id: String,
@@ -57,13 +63,11 @@ pub struct DeviceMeta {
     /// The driver's version, as its Health call reported it.
     #[serde(default)]
     pub version: String,
-    /// Simulator settings (bugs, latency, seed), when the device is the simulator.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sim: Option<serde_json::Value>,
-    /// The app's start page, when the device is a web app: `uatu replay` and
-    /// `uatu shrink` open it again unless `--url` says otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
+    /// The device kind's options as resolved, spelled as in `uatu.toml` (e.g. `sim-bugs`,
+    /// `url`): `uatu replay` and `uatu shrink` choose the device again with them, under
+    /// whatever their command line says.
+    #[serde(default)]
+    pub options: O,
 }
 
 /// One line of `trace.jsonl`: everything about one step.

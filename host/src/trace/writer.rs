@@ -278,7 +278,7 @@ impl RunDir {
     }
 
     /// Writes (or replaces) `meta.json` atomically.
-    pub fn write_meta(&self, meta: &Meta) -> Result<(), TraceError> {
+    pub fn write_meta<O: serde::Serialize>(&self, meta: &Meta<O>) -> Result<(), TraceError> {
         write_json_atomically(&self.path.join(META_FILE), meta)
     }
 

@@ -31,7 +31,9 @@ export interface Ax {
 export interface State {
   ax: Ax;
   snapshots: Record<string, unknown>;
-  lastAction: unknown | null;
+  /** The action dispatched at the end of the previous step; null at the first step
+   * and after a step that dispatched nothing. */
+  lastAction: LastAction | null;
   logs: LogEntry[];
   exceptions: ExceptionInfo[];
   /** Milliseconds of device time since the run started. */
@@ -40,18 +42,59 @@ export interface State {
   screen: { width: number; height: number };
 }
 
+/** What the host dispatched at the end of the previous step (the trace's `action`). */
+export interface LastAction {
+  /** The action as the spec built it. */
+  action: Action;
+  /** The generator that offered it, as its path through the tree, e.g. `1:explore/0:taps`. */
+  generator: string;
+  /** Where it acted: the point tapped, pressed or typed into; where a swipe started;
+   * where a scroll acted (the centre of its element, or of the screen). */
+  point?: { x: number; y: number };
+  /** The bounds of the element its target resolved to (a scroll: the element scrolled;
+   * absent when the screen scrolled). */
+  bounds?: Bounds;
+  /** Where a swipe ended; for a scroll, `point` moved by its distance in its direction. */
+  toPoint?: { x: number; y: number };
+  /** Whether it landed: `true` the device saw it arrive where it was aimed, `false` it
+   * did not (the target was gone, the device refused it), `"unknown"` sent with no
+   * evidence either way.
+   * A property that judges an action's effect should hold off unless this is `true`. */
+  applied: true | false | "unknown";
+  /** Why it did not land, in the device's words (only when it did not). */
+  detail?: string;
+}
+
 // ---------------------------------------------------------------- actions
 
 export type Target = Selector | { x: number; y: number; bounds?: Bounds };
-export type Key = "back" | "home" | "enter" | "tab" | "up" | "down" | "left" | "right";
+/** Keys for `PressKey`. `back` is the system back (Android); `home` sends the app to
+ * the background. */
+export type Key =
+  | "back" | "home" | "enter" | "tab" | "up" | "down" | "left" | "right"
+  | "escape" | "backspace" | "delete" | "space" | "pageUp" | "pageDown";
+/** Which way a `Scroll` moves the view over the content: `down` shows what is below. */
+export type Direction = "up" | "down" | "left" | "right";
 export type Action =
   | { type: "tap"; on: Target }
-  | { type: "inputText"; into?: Target; text: string }
+  | { type: "doubleTap"; on: Target }
+  | { type: "longPress"; on: Target; durationMillis?: number }
+  | { type: "scroll"; on?: Target; direction: Direction; amount?: number }
+  | { type: "inputText"; into?: Target; text: string; submit?: boolean }
+  | { type: "clearText"; into?: Target }
   | { type: "swipe"; from: Target; to: Target; durationMillis?: number }
   | { type: "pressKey"; key: Key }
-  | { type: "wait"; durationMillis: number };
+  | { type: "wait"; durationMillis: number }
+  | { type: "navigate"; to: string }
+  | { type: "reload" }
+  | { type: "back" }
+  | { type: "forward" };
 
-const KEYS: readonly string[] = ["back", "home", "enter", "tab", "up", "down", "left", "right"];
+const KEYS: readonly string[] = [
+  "back", "home", "enter", "tab", "up", "down", "left", "right",
+  "escape", "backspace", "delete", "space", "pageUp", "pageDown",
+];
+const DIRECTIONS: readonly string[] = ["up", "down", "left", "right"];
 
 /** The selector kinds the host understands (uatu-device's selector.rs). */
 const SELECTOR_KINDS = new Set(["id", "text", "desc", "descPrefix", "testid", "css"]);
@@ -86,26 +129,108 @@ function millis(value: unknown, what: string): number {
   return Math.round(value);
 }
 
-export function Tap(args: { on: Target }): Action {
-  return { type: "tap", on: target(args?.on, "Tap.on") };
+/** The argument object of a constructor (`Tap({ on })`): anything else is the spec's error. */
+function args<T>(value: T, what: string): T {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new SpecError(`${what} takes an object of its arguments (got ${describe(value)})`);
+  }
+  return value;
 }
-export function InputText(args: { into?: Target; text: string }): Action {
-  if (typeof args?.text !== "string") throw new SpecError(`InputText.text must be a string (got ${describe(args?.text)})`);
-  const action: Action = { type: "inputText", text: args.text };
-  if (args.into !== undefined) action.into = target(args.into, "InputText.into");
+
+/** Tap an element (or a point). */
+export function Tap(a: { on: Target }): Action {
+  return { type: "tap", on: target(args(a, "Tap").on, "Tap.on") };
+}
+/** Tap twice in quick succession, as one gesture (a web `dblclick`). */
+export function DoubleTap(a: { on: Target }): Action {
+  return { type: "doubleTap", on: target(args(a, "DoubleTap").on, "DoubleTap.on") };
+}
+/** Press and hold (default 1000 ms). */
+export function LongPress(a: { on: Target; durationMillis?: number }): Action {
+  const action: Action = { type: "longPress", on: target(args(a, "LongPress").on, "LongPress.on") };
+  if (a.durationMillis !== undefined) action.durationMillis = millis(a.durationMillis, "LongPress.durationMillis");
   return action;
 }
-export function Swipe(args: { from: Target; to: Target; durationMillis?: number }): Action {
-  const action: Action = { type: "swipe", from: target(args?.from, "Swipe.from"), to: target(args?.to, "Swipe.to") };
-  if (args.durationMillis !== undefined) action.durationMillis = millis(args.durationMillis, "Swipe.durationMillis");
+/** Scroll an element's content (`on`; the original project's `in` is read too), or
+ * the screen's, so that what lies in `direction` comes into view. `amount`: the
+ * fraction of the area's height (or width) to move, over 0 and at most 1 (default 0.5). */
+export function Scroll(a: { direction: Direction; on?: Target; in?: Target; amount?: number }): Action {
+  args(a, "Scroll");
+  if (!DIRECTIONS.includes(a.direction)) {
+    throw new SpecError(`Scroll.direction must be one of ${DIRECTIONS.join(", ")} (got ${describe(a.direction)})`);
+  }
+  if (a.on !== undefined && a.in !== undefined) throw new SpecError("Scroll takes `on` or `in`, not both");
+  const action: Action = { type: "scroll", direction: a.direction };
+  const where = a.on ?? a.in;
+  if (where !== undefined) action.on = target(where, a.on !== undefined ? "Scroll.on" : "Scroll.in");
+  if (a.amount !== undefined) {
+    if (typeof a.amount !== "number" || !(a.amount > 0 && a.amount <= 1)) {
+      throw new SpecError(`Scroll.amount must be a fraction over 0 and at most 1 (got ${describe(a.amount)})`);
+    }
+    action.amount = a.amount;
+  }
   return action;
 }
-export function PressKey(args: { key: Key }): Action {
-  if (!KEYS.includes(args?.key)) throw new SpecError(`PressKey.key must be one of ${KEYS.join(", ")} (got ${describe(args?.key)})`);
-  return { type: "pressKey", key: args.key };
+/** Type `text` into `into` (tapped first) or the focused element; with `submit: true`
+ * Enter is pressed after it, otherwise the text is left pending in the field. */
+export function InputText(a: { into?: Target; text: string; submit?: boolean }): Action {
+  args(a, "InputText");
+  if (typeof a.text !== "string") throw new SpecError(`InputText.text must be a string (got ${describe(a.text)})`);
+  const action: Action = { type: "inputText", text: a.text };
+  if (a.into !== undefined) action.into = target(a.into, "InputText.into");
+  if (a.submit !== undefined) {
+    if (typeof a.submit !== "boolean") throw new SpecError(`InputText.submit must be true or false (got ${describe(a.submit)})`);
+    if (a.submit) action.submit = true;
+  }
+  return action;
 }
-export function Wait(args: { durationMillis: number }): Action {
-  return { type: "wait", durationMillis: millis(args?.durationMillis, "Wait.durationMillis") };
+/** Empty a text field: `into` (tapped first) or the focused element. */
+export function ClearText(a: { into?: Target } = {}): Action {
+  args(a, "ClearText");
+  const action: Action = { type: "clearText" };
+  if (a.into !== undefined) action.into = target(a.into, "ClearText.into");
+  return action;
+}
+/** Swipe from one point (or element) to another. */
+export function Swipe(a: { from: Target; to: Target; durationMillis?: number }): Action {
+  args(a, "Swipe");
+  const action: Action = { type: "swipe", from: target(a.from, "Swipe.from"), to: target(a.to, "Swipe.to") };
+  if (a.durationMillis !== undefined) action.durationMillis = millis(a.durationMillis, "Swipe.durationMillis");
+  return action;
+}
+/** Press a key. */
+export function PressKey(a: { key: Key }): Action {
+  if (!KEYS.includes(args(a, "PressKey").key)) {
+    throw new SpecError(`PressKey.key must be one of ${KEYS.join(", ")} (got ${describe(a.key)})`);
+  }
+  return { type: "pressKey", key: a.key };
+}
+/** Let device time pass without input. */
+export function Wait(a: { durationMillis: number }): Action {
+  return { type: "wait", durationMillis: millis(args(a, "Wait").durationMillis, "Wait.durationMillis") };
+}
+/** Open a location of the app: a path (`/active`, `#/completed`, `?q=1`) on its
+ * origin, or an `http(s)://` URL on that origin (the web device refuses another). */
+export function Navigate(a: { to: string }): Action {
+  const to = args(a, "Navigate").to;
+  const absolute = typeof to === "string" && /^https?:\/\/[^/]/.test(to);
+  const path = typeof to === "string" && /^[/#?]/.test(to) && !to.startsWith("//");
+  if (!absolute && !path) {
+    throw new SpecError(`Navigate.to must be a path starting with /, # or ?, or an http(s):// URL (got ${describe(to)})`);
+  }
+  return { type: "navigate", to };
+}
+/** Reload the page (web). */
+export function Reload(): Action {
+  return { type: "reload" };
+}
+/** Go back: the browser's history on the web, the system back on Android. */
+export function Back(): Action {
+  return { type: "back" };
+}
+/** Go forward in the browser's history (web). */
+export function Forward(): Action {
+  return { type: "forward" };
 }
 
 // ---------------------------------------------------------------- errors
@@ -233,7 +358,7 @@ class ActionsGenerator extends Generator {
       for (let i = 0; i < list.length; i++) {
         const action = list[i];
         if (!action || typeof action !== "object" || typeof (action as any).type !== "string") {
-          throw new SpecError(`a generator returned ${describe(action)}, not an action (use Tap, InputText, Swipe, PressKey or Wait)`);
+          throw new SpecError(`a generator returned ${describe(action)}, not an action (build actions with Tap(), InputText(), Scroll() and the other constructors)`);
         }
         out.candidates.push([place.id, action]);
       }
@@ -510,7 +635,7 @@ let screen: Readonly<{ width: number; height: number }> = Object.freeze({ width:
 interface RawState {
   step: number; time: number; screen?: { width: number; height: number };
   snapshots?: Record<string, unknown>; removedSnapshots?: string[]; hierarchyChanged?: boolean;
-  logs?: LogEntry[]; exceptions?: ExceptionInfo[]; lastAction?: unknown; generate?: boolean;
+  logs?: LogEntry[]; exceptions?: ExceptionInfo[]; lastAction?: (Omit<LastAction, "applied"> & { applied?: LastAction["applied"] }) | null; generate?: boolean;
   /** `false`: the extractors' values are not sent back (`uatu check` records none). */
   extractorValues?: boolean;
   /** The predicates not to run from this step on (sent when it changes). */
@@ -541,8 +666,12 @@ function step(raw: RawState): StepResult {
     for (const key in changed) next[key] = deepFreeze(changed[key]);
     snapshots = Object.freeze(next);
   }
+  const sent = raw.lastAction ?? null;
+  // The host leaves `applied` out while nothing is known.
+  if (sent !== null && sent.applied === undefined) sent.applied = "unknown";
+  const lastAction = sent as LastAction | null;
   const state: State = {
-    ax, snapshots, lastAction: raw.lastAction ?? null, logs: raw.logs ?? [],
+    ax, snapshots, lastAction, logs: raw.logs ?? [],
     exceptions: raw.exceptions ?? [], time: raw.time, step: raw.step, screen,
   };
   // Only the extractors whose value changed go back; the host keeps the others.

@@ -6,6 +6,8 @@
 //! [`RunConfig::resolve`] layers the command line over the file over the built-in
 //! defaults (`defaults.toml`, embedded) and checks every value, naming the setting at fault.
 
+mod value;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -13,9 +15,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::devices::{DeviceChoice, SidecarOptions};
+use crate::devices::{DeviceChoice, DeviceOptions};
 use crate::plugin::{OnPluginError, PluginChoice, builtin};
 use crate::trace::TraceFormat;
+
+pub use value::{ConfigError, parse_duration};
 
 /// The name of the file read when no other is given.
 pub const DEFAULT_CONFIG_FILE: &str = "uatu.toml";
@@ -23,95 +27,24 @@ pub const DEFAULT_CONFIG_FILE: &str = "uatu.toml";
 /// The built-in defaults, the lowest layer.
 const DEFAULTS_TOML: &str = include_str!("defaults.toml");
 
-/// Why the settings cannot be used, naming the file or setting at fault.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// The settings file could not be read.
-    #[error("cannot read {path}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The settings file is not valid TOML or has an unknown key (the message names key and line).
-    #[error("{path}: {message}")]
-    Parse {
-        /// The file.
-        path: PathBuf,
-        /// The parser's message, with the line.
-        message: String,
-    },
-    /// A setting has a value uatu cannot use.
-    #[error("{setting}: {message}")]
-    Invalid {
-        /// The setting, spelled as in `uatu.toml` (`max-steps`, `plugins.junit`).
-        setting: String,
-        /// What is wrong and what would be right.
-        message: String,
-    },
-}
-
-impl ConfigError {
-    pub(crate) fn invalid(setting: impl Into<String>, message: impl Into<String>) -> ConfigError {
-        ConfigError::Invalid {
-            setting: setting.into(),
-            message: message.into(),
-        }
-    }
-}
-
 /// One layer of `uatu run` settings: the command line, `uatu.toml` or the defaults.
 /// Every field is optional; a layer leaves unset what the layer below decides.
+///
+/// The device kinds' options are one [`DeviceOptions`] layer, flattened in (so they are
+/// flags and keys of their own, spelled as before).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "cli", derive(clap::Args))]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+#[serde(rename_all = "kebab-case")]
 pub struct Settings {
     /// The spec: a `.ts` or `.js` file (built on the fly and cached) or a `.wasm` module from `uatu build`.
     #[cfg_attr(feature = "cli", arg(long, value_name = "FILE"))]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<PathBuf>,
 
-    /// The device: `sim` (the built-in simulated Folio app), `web` (a web app in headless Chromium, with --url), `android` or `android:<serial>` (an Android device through the sidecar JAR), or `sidecar:<host:port>` (a sidecar already serving proto/driver.proto).
-    #[cfg_attr(feature = "cli", arg(long, value_name = "DEVICE"))]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub device: Option<String>,
-
-    /// Simulator only: planted bugs to switch on, `all`, `none` or a comma-separated list.
-    #[cfg_attr(feature = "cli", arg(long, value_name = "BUGS"))]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sim_bugs: Option<String>,
-
-    /// Simulator only: latency added to every device call, e.g. `0`, `2ms`.
-    #[cfg_attr(feature = "cli", arg(long, value_name = "DURATION"))]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sim_latency: Option<String>,
-
-    /// Simulator only: the simulator's own seed [default: the run's seed].
-    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sim_seed: Option<u64>,
-
-    /// Android only: the sidecar JAR [default: sidecar-maestro.jar next to the uatu binary].
-    #[cfg_attr(feature = "cli", arg(long, value_name = "JAR"))]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sidecar: Option<PathBuf>,
-
-    /// Android only: drive the sidecar's scripted fake device (`builtin` or a directory, docs/devices.md) instead of a real one.
-    #[cfg_attr(feature = "cli", arg(long, value_name = "DEVICE"))]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sidecar_fake_device: Option<String>,
-
-    /// Web only: the app's start page, e.g. `http://127.0.0.1:8080/`.
-    #[cfg_attr(feature = "cli", arg(long, value_name = "URL"))]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
-
-    /// Web only: drive an already running browser at this DevTools WebSocket (`ws://…`) instead of starting `chromium`.
-    #[cfg_attr(feature = "cli", arg(long, value_name = "WS"))]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cdp: Option<String>,
+    /// `--device` and each device kind's own options.
+    #[cfg_attr(feature = "cli", command(flatten))]
+    #[serde(flatten)]
+    pub device: DeviceOptions,
 
     /// Where each step's hierarchy comes from: `auto` (the app's SDK reads its own windows when it can, the driver's dump otherwise) or `sidecar` (always the driver's dump, e.g. `uiautomator dump` on Android).
     #[cfg_attr(feature = "cli", arg(long, value_name = "FROM"))]
@@ -145,7 +78,7 @@ pub struct Settings {
 
     /// A plugin to load: a `.wasm` component or a built-in plugin's name (`uatu plugin list`); repeat for several. Configured under `[plugins.<name>]` in uatu.toml.
     #[cfg_attr(feature = "cli", arg(long = "plugin", value_name = "FILE|NAME"))]
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub plugin: Vec<PathBuf>,
 
     /// Stop at the first violated property.
@@ -190,7 +123,7 @@ pub struct Settings {
 
     /// `[plugins.<name>]` in uatu.toml: each plugin's settings; `path` loads it without `--plugin`.
     #[cfg_attr(feature = "cli", arg(skip))]
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default)]
     pub plugins: BTreeMap<String, toml::Table>,
 }
 
@@ -198,9 +131,9 @@ impl Settings {
     /// Parses `text` as read from `path`; an unknown key is an error naming the key and line.
     /// Relative paths in the file are made relative to the file's directory.
     pub fn parse(text: &str, path: &Path) -> Result<Settings, ConfigError> {
-        let mut settings: Settings = toml::from_str(text).map_err(|e| ConfigError::Parse {
+        let mut settings = read_toml(text).map_err(|message| ConfigError::Parse {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            message,
         })?;
         let base = path.parent().unwrap_or(Path::new(""));
         let relative_to_file = |p: &mut PathBuf| {
@@ -210,7 +143,7 @@ impl Settings {
         };
         settings.spec.as_mut().map(relative_to_file);
         settings.output.as_mut().map(relative_to_file);
-        settings.sidecar.as_mut().map(relative_to_file);
+        settings.device.relative_to(base);
         // A plugin is a file relative to this one, unless it is a built-in plugin's
         // name and no such file is there.
         let plugin_relative_to_file = |p: &mut PathBuf| {
@@ -230,12 +163,19 @@ impl Settings {
         Ok(settings)
     }
 
-    /// Reads `explicit`, or `./uatu.toml` if it exists; an empty layer otherwise.
+    /// The settings file `uatu run` reads: `explicit`, or `./uatu.toml` if it exists.
+    pub fn file_to_read(explicit: Option<&Path>) -> Option<PathBuf> {
+        match explicit {
+            Some(path) => Some(path.to_path_buf()),
+            None if Path::new(DEFAULT_CONFIG_FILE).is_file() => Some(PathBuf::from(DEFAULT_CONFIG_FILE)),
+            None => None,
+        }
+    }
+
+    /// Reads [`Settings::file_to_read`]; an empty layer when there is none.
     pub fn from_file(explicit: Option<&Path>) -> Result<Settings, ConfigError> {
-        let path = match explicit {
-            Some(path) => path.to_path_buf(),
-            None if Path::new(DEFAULT_CONFIG_FILE).is_file() => PathBuf::from(DEFAULT_CONFIG_FILE),
-            None => return Ok(Settings::default()),
+        let Some(path) = Settings::file_to_read(explicit) else {
+            return Ok(Settings::default());
         };
         let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
             path: path.clone(),
@@ -255,12 +195,6 @@ impl Settings {
 
     /// The default of `key` (a setting as spelled in uatu.toml) as text, for `--help`.
     pub fn default_text(key: &str) -> Option<String> {
-        let sim = uatu_sim::SimConfig::default();
-        match key {
-            "sim-bugs" => return Some(sim.bugs.to_string()),
-            "sim-latency" => return Some(format!("{:?}", sim.latency)),
-            _ => {}
-        }
         let table = toml::Table::try_from(Settings::defaults()).ok()?;
         match table.get(key)? {
             toml::Value::String(text) => Some(text.clone()),
@@ -277,14 +211,7 @@ impl Settings {
         }
         Settings {
             spec: self.spec.or(lower.spec),
-            device: self.device.or(lower.device),
-            sim_bugs: self.sim_bugs.or(lower.sim_bugs),
-            sidecar: self.sidecar.or(lower.sidecar),
-            sidecar_fake_device: self.sidecar_fake_device.or(lower.sidecar_fake_device),
-            sim_latency: self.sim_latency.or(lower.sim_latency),
-            sim_seed: self.sim_seed.or(lower.sim_seed),
-            url: self.url.or(lower.url),
-            cdp: self.cdp.or(lower.cdp),
+            device: self.device.over(lower.device),
             hierarchy: self.hierarchy.or(lower.hierarchy),
             bundle_id: self.bundle_id.or(lower.bundle_id),
             seed: self.seed.or(lower.seed),
@@ -303,6 +230,59 @@ impl Settings {
             plugins,
         }
     }
+}
+
+/// Reads a settings file's text, or says what is wrong with it and on which line.
+///
+/// [`Settings`] takes the device kinds' options in with serde's `flatten`, which cannot
+/// refuse unknown keys itself and forgets where a value stood. So the file is read as a
+/// table first (syntax errors name their line), a value that does not fit is found by
+/// reading each key alone, and a key is unknown when the settings read do not write it
+/// back (every setting is written when it is set).
+fn read_toml(text: &str) -> Result<Settings, String> {
+    use serde::Deserialize as _;
+    let table: toml::Table = toml::from_str(text).map_err(|error| error.to_string())?;
+    let read = |table: toml::Table| Settings::deserialize(toml::Value::Table(table));
+    let lines = key_lines(text);
+    let line = |key: &str| {
+        lines
+            .get(key)
+            .map_or_else(String::new, |line| format!("line {line}: "))
+    };
+    let mut keys: Vec<&String> = table.keys().collect();
+    keys.sort_by_key(|key| lines.get(key.as_str()).copied().unwrap_or(usize::MAX));
+    let settings = match read(table.clone()) {
+        Ok(settings) => settings,
+        Err(whole) => {
+            for key in &keys {
+                let alone = toml::Table::from_iter([((*key).clone(), table[key.as_str()].clone())]);
+                if let Err(error) = read(alone) {
+                    return Err(format!("{}`{key}`: {error}", line(key)));
+                }
+            }
+            return Err(whole.to_string());
+        }
+    };
+    let written = toml::Table::try_from(&settings).map_err(|error| error.to_string())?;
+    match keys.into_iter().find(|key| !written.contains_key(key.as_str())) {
+        Some(unknown) => Err(format!("{}unknown key `{unknown}`", line(unknown))),
+        None => Ok(settings),
+    }
+}
+
+/// The line (from 1) of each top-level key of a TOML document.
+fn key_lines(text: &str) -> BTreeMap<String, usize> {
+    let Ok(document) = toml::de::DeTable::parse(text) else {
+        return BTreeMap::new();
+    };
+    document
+        .get_ref()
+        .keys()
+        .map(|key| {
+            let line = text[..key.span().start].matches('\n').count() + 1;
+            (key.get_ref().to_string(), line)
+        })
+        .collect()
 }
 
 /// Where a step's hierarchy comes from (`hierarchy` in uatu.toml, `--hierarchy`).
@@ -330,7 +310,7 @@ pub struct RunConfig {
     pub hierarchy: HierarchyMode,
     /// The app's bundle id.
     pub bundle_id: String,
-    /// 0 means: pick one at random (the run records the one picked).
+    /// The seed of every random choice (never 0: a `seed` of 0 is resolved to one picked at random).
     pub seed: u64,
     /// Stop after this many steps, if set.
     pub max_steps: Option<u64>,
@@ -356,6 +336,9 @@ pub struct RunConfig {
     pub spec_memory_mib: u64,
     /// What a plugin failure does to the run.
     pub on_plugin_error: OnPluginError,
+    /// The command line that repeats this run, recorded as `rerun` in `meta.json` and
+    /// the summary. The caller writes it (the library spells no flag); empty: none.
+    pub rerun: String,
 }
 
 impl RunConfig {
@@ -373,17 +356,12 @@ impl RunConfig {
                 "no spec given: pass --spec <file> or set `spec` in uatu.toml",
             )
         })?;
-        let device = DeviceChoice::parse(
-            settings.device.as_deref().ok_or_else(|| required("device"))?,
-            settings.sim_bugs.as_deref(),
-            settings.sim_latency.as_deref(),
-            settings.sim_seed,
-            SidecarOptions {
-                jar: settings.sidecar.clone(),
-                fake_device: settings.sidecar_fake_device.clone(),
-            },
-            (settings.url.as_deref(), settings.cdp.as_deref()),
-        )?;
+        let seed = match settings.seed.ok_or_else(|| required("seed"))? {
+            // Odd, so that it is never 0 again.
+            0 => rand::random::<u64>() | 1,
+            seed => seed,
+        };
+        let device = DeviceChoice::resolve(&settings.device, seed)?;
         let duration = settings
             .duration
             .as_deref()
@@ -406,7 +384,7 @@ impl RunConfig {
             device,
             hierarchy: settings.hierarchy.ok_or_else(|| required("hierarchy"))?,
             bundle_id: settings.bundle_id.ok_or_else(|| required("bundle-id"))?,
-            seed: settings.seed.ok_or_else(|| required("seed"))?,
+            seed,
             max_steps,
             duration,
             output: settings.output.ok_or_else(|| required("output"))?,
@@ -419,6 +397,7 @@ impl RunConfig {
             spec_timeout,
             spec_memory_mib: settings.spec_memory.ok_or_else(|| required("spec-memory"))?,
             on_plugin_error: settings.on_plugin_error.unwrap_or_default(),
+            rerun: String::new(),
         })
     }
 }
@@ -494,19 +473,6 @@ pub fn plugin_name(path: &Path) -> Result<String, ConfigError> {
         })
 }
 
-/// Parses `30s`, `5m`, `2h`, `250ms`, or `0`, naming `setting` when it cannot.
-pub fn parse_duration(setting: &str, text: &str) -> Result<Duration, ConfigError> {
-    if text.trim() == "0" {
-        return Ok(Duration::ZERO);
-    }
-    humantime::parse_duration(text.trim()).map_err(|e| {
-        ConfigError::invalid(
-            setting,
-            format!("`{text}` is not a duration such as 30s, 5m or 2h: {e}"),
-        )
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -533,6 +499,14 @@ mod tests {
         assert_eq!(Settings::default_text("max-steps").as_deref(), Some("1000"));
         assert_eq!(Settings::default_text("spec-timeout").as_deref(), Some("2s"));
         assert_eq!(Settings::default_text("sim-bugs").as_deref(), Some("all"));
+    }
+
+    #[test]
+    fn the_simulators_built_in_defaults_are_its_own() {
+        let defaults = &Settings::defaults().device.sim;
+        let choice = crate::devices::sim::resolve(None, defaults, 1).expect("the defaults resolve");
+        let simulator = uatu_sim::SimConfig::default();
+        assert_eq!((choice.bugs, choice.latency), (simulator.bugs, simulator.latency));
     }
 
     #[test]
@@ -661,7 +635,10 @@ mod tests {
             ),
             (
                 Settings {
-                    device: Some("usb".into()),
+                    device: DeviceOptions {
+                        device: Some("usb".into()),
+                        ..DeviceOptions::default()
+                    },
                     ..Settings::default()
                 },
                 "device",
@@ -675,7 +652,13 @@ mod tests {
             ),
             (
                 Settings {
-                    sim_latency: Some("slow".into()),
+                    device: DeviceOptions {
+                        sim: crate::devices::sim::SimOptions {
+                            sim_latency: Some("slow".into()),
+                            ..Default::default()
+                        },
+                        ..DeviceOptions::default()
+                    },
                     ..Settings::default()
                 },
                 "sim-latency",
@@ -690,16 +673,5 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("--spec"), "{error}");
-    }
-
-    #[test]
-    fn durations_accept_the_documented_forms() {
-        assert_eq!(parse_duration("d", "30s").expect("30s"), Duration::from_secs(30));
-        assert_eq!(parse_duration("d", "2h").expect("2h"), Duration::from_secs(7200));
-        assert_eq!(parse_duration("d", "0").expect("0"), Duration::ZERO);
-        assert_eq!(
-            parse_duration("d", "250ms").expect("ms"),
-            Duration::from_millis(250)
-        );
     }
 }
