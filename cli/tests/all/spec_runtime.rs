@@ -949,7 +949,7 @@ fn a_misused_action_constructor_is_a_spec_error_at_its_line() {
     for (call, message) in [
         (
             "DoubleTap({} as any)",
-            "DoubleTap.on: an empty object selector selects every element",
+            "DoubleTap.on must be a selector or an element/point with x and y (got undefined",
         ),
         (
             "LongPress({ on: \"desc:x\", durationMillis: -5 })",
@@ -1160,7 +1160,7 @@ export const actionsRoot = actions((s) => [
     assert!(
         error
             .message
-            .contains("ax.find.enabled must be true or false (got string \"yes\")"),
+            .contains("ax.find.enabled must be true or false (got \"yes\")"),
         "{error:?}"
     );
     assert!(

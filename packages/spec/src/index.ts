@@ -182,6 +182,9 @@ function target(value: unknown, what: string): Target {
     if (v.bounds) t.bounds = { left: v.bounds.left, top: v.bounds.top, right: v.bounds.right, bottom: v.bounds.bottom };
     return t;
   }
+  if (value === null || (typeof value !== "string" && typeof value !== "object")) {
+    throw new SpecError(`${what} must be a selector or an element/point with x and y (got ${describe(value)})`);
+  }
   const problem = selectorProblem(value, what);
   if (problem !== undefined) {
     throw new SpecError(`${problem} (a target is a selector or an element/point with x and y)`);
