@@ -164,8 +164,13 @@ impl Action {
         Ok(action)
     }
 
-    /// What serde cannot say: ranges and the shape of a navigation target.
+    /// What serde cannot say: selectors' keys, ranges and the shape of a navigation target.
     fn check(&self) -> Result<(), String> {
+        for target in self.targets() {
+            if let Target::Selector(selector) = target {
+                selector.compile().map_err(|e| e.to_string())?;
+            }
+        }
         match self {
             Action::Scroll {
                 amount: Some(amount), ..
@@ -630,6 +635,14 @@ mod tests {
             error(json!({"type": "pressKey", "key": "page_down"})).starts_with("pressKey: unknown variant")
         );
         assert!(error(json!({"type": "inputText", "text": "x", "submit": "yes"})).starts_with("inputText: "));
+        assert_eq!(
+            error(json!({"type": "tap", "on": {"enabled": "yes"}})),
+            "tap: selector key `enabled` takes true or false, not \"yes\""
+        );
+        assert!(
+            error(json!({"type": "longPress", "on": "label:x"}))
+                .starts_with("longPress: `label:x` is not a selector")
+        );
         for to in [
             "javascript:alert(1)",
             "file:///etc/passwd",

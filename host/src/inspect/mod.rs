@@ -20,7 +20,7 @@ use serde::Serialize;
 use crate::trace::{self, Meta, StepRange, StepRecord, Summary, TraceError};
 
 pub use index::{StepIndex, StepMark, index_steps};
-pub use report::{ReportOptions, write_report};
+pub use report::{ReportOptions, ReportStats, write_report};
 pub use server::{Server, serve};
 
 /// The most steps one page may hold: a page is what the browser asks for at once.

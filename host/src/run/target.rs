@@ -5,14 +5,14 @@
 
 use crate::action::{Action, Applied, ResolvedAction, SCROLL_AMOUNT, ScrollDirection, Target};
 use uatu_device::model::{Bounds, Node, Point};
-use uatu_device::selector::{Matcher, Selector};
+use uatu_device::selector::SelectorError;
 
 /// Why an action's target could not be turned into a point on screen.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TargetError {
-    /// The spec wrote a target that is not a selector; the selector as written.
-    #[error("`{0}` is not a selector: use id:, text:, desc:, descPrefix:, testid: or css:")]
-    BadSelector(String),
+    /// The spec wrote a target that is not a selector: the selector as written, and why.
+    #[error("{0}")]
+    BadSelector(#[from] SelectorError),
     /// No element of the step's hierarchy matches the selector; the selector.
     #[error("nothing on screen matches `{0}`")]
     NoMatch(String),
@@ -21,14 +21,13 @@ pub enum TargetError {
 /// A point to act on, and the bounds it came from when it came from an element.
 fn resolve(target: &Target, root: &Node) -> Result<(Point, Option<Bounds>), TargetError> {
     match target {
-        Target::Selector(Selector::Text(text)) => {
-            let node = Matcher::parse(text)
-                .ok_or_else(|| TargetError::BadSelector(text.clone()))?
+        Target::Selector(selector) => {
+            let node = selector
+                .compile()?
                 .find(root)
-                .ok_or_else(|| TargetError::NoMatch(text.clone()))?;
+                .ok_or_else(|| TargetError::NoMatch(selector.to_string()))?;
             Ok((node.bounds.centre(), Some(node.bounds)))
         }
-        Target::Selector(other) => Err(TargetError::BadSelector(other.to_string())),
         Target::Element { x, y, bounds } => Ok((Point { x: *x, y: *y }, *bounds)),
     }
 }
@@ -109,6 +108,7 @@ fn pixels_to_scroll(area: Bounds, direction: ScrollDirection, amount: f64) -> i3
 #[cfg(test)]
 mod tests {
     use super::*;
+    use uatu_device::selector::Matcher;
 
     fn node(id: &str, desc: &str, text: &str, bounds: (i32, i32, i32, i32), children: Vec<Node>) -> Node {
         Node {
@@ -213,7 +213,12 @@ mod tests {
                 &root,
             )
         };
-        assert_eq!(tap("label:x"), Err(TargetError::BadSelector("label:x".into())));
+        assert_eq!(
+            tap("label:x"),
+            Err(TargetError::BadSelector(SelectorError::NotASelector(
+                "label:x".into()
+            )))
+        );
         assert_eq!(
             tap("desc:nothing"),
             Err(TargetError::NoMatch("desc:nothing".into()))

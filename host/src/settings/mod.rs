@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::devices::{DeviceChoice, DeviceOptions};
 use crate::plugin::{OnPluginError, PluginChoice, builtin};
+use crate::shrink::ShrinkSettings;
 use crate::trace::TraceFormat;
 
 pub use value::{ConfigError, parse_duration};
@@ -125,6 +126,11 @@ pub struct Settings {
     #[cfg_attr(feature = "cli", arg(skip))]
     #[serde(default)]
     pub plugins: BTreeMap<String, toml::Table>,
+
+    /// `[shrink]` in uatu.toml: what `uatu shrink` and `uatu run --shrink` may spend (`uatu shrink` takes them as flags).
+    #[cfg_attr(feature = "cli", arg(skip))]
+    #[serde(default)]
+    pub shrink: ShrinkSettings,
 }
 
 impl Settings {
@@ -194,10 +200,18 @@ impl Settings {
     }
 
     /// The default of `key` (a setting as spelled in uatu.toml) as text, for `--help`.
+    /// A key inside a table is `table.key` (e.g. `shrink.budget`); an empty list has no default.
     pub fn default_text(key: &str) -> Option<String> {
-        let table = toml::Table::try_from(Settings::defaults()).ok()?;
-        match table.get(key)? {
+        let defaults = toml::Table::try_from(Settings::defaults()).ok()?;
+        let mut parts = key.split('.');
+        let mut value = defaults.get(parts.next()?)?;
+        for part in parts {
+            value = value.as_table()?.get(part)?;
+        }
+        match value {
             toml::Value::String(text) => Some(text.clone()),
+            toml::Value::Array(items) if items.is_empty() => None,
+            toml::Value::Table(_) => None,
             other => Some(other.to_string()),
         }
     }
@@ -228,6 +242,7 @@ impl Settings {
             spec_memory: self.spec_memory.or(lower.spec_memory),
             on_plugin_error: self.on_plugin_error.or(lower.on_plugin_error),
             plugins,
+            shrink: self.shrink.over(lower.shrink),
         }
     }
 }
@@ -499,6 +514,8 @@ mod tests {
         assert_eq!(Settings::default_text("max-steps").as_deref(), Some("1000"));
         assert_eq!(Settings::default_text("spec-timeout").as_deref(), Some("2s"));
         assert_eq!(Settings::default_text("sim-bugs").as_deref(), Some("all"));
+        assert_eq!(Settings::default_text("shrink.budget").as_deref(), Some("5m"));
+        assert_eq!(Settings::default_text("plugin"), None, "no plugin by default");
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! also when the budget runs out or Ctrl-C comes.
 
 pub mod maestro;
+mod settings;
 
 use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -21,11 +22,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+pub use settings::ShrinkSettings;
+
 use crate::Error;
 use crate::action::{Action, Target};
-use crate::run::replay::{Replay, ReplayReport, Script, ScriptStep, selector_for};
-use crate::settings::RunConfig;
-use crate::trace::{TraceError, read_steps, read_summary};
+use crate::devices::{DeviceChoice, DeviceOptions};
+use crate::run::replay::{Origin, Replay, ReplayReport, Script, ScriptStep, replay_config, selector_for};
+use crate::settings::{ConfigError, RunConfig, Settings, parse_duration};
+use crate::trace::{Summary, TraceError, read_meta, read_steps, read_summary};
 
 /// The reproducer files in a shrunk run directory.
 pub const REPRO_JSON: &str = "repro.json";
@@ -113,6 +117,79 @@ pub struct ShrinkOptions {
     pub retries: u32,
     /// Where the result goes; `None`: `<run>-shrunk` beside the run.
     pub output: Option<PathBuf>,
+}
+
+impl ShrinkOptions {
+    /// The options of a shrink on `device` from `chosen` (the command line over
+    /// `uatu.toml`) over the built-in defaults: a deterministic device replays each
+    /// candidate once unless `retries` is chosen.
+    pub fn resolve(
+        chosen: ShrinkSettings,
+        device: &DeviceChoice,
+        property: Option<String>,
+        output: PathBuf,
+    ) -> Result<ShrinkOptions, ConfigError> {
+        let defaults = &Settings::defaults().shrink;
+        let retries = match (chosen.retries, device.kind().deterministic()) {
+            (Some(retries), _) => retries,
+            (None, true) => 1,
+            (None, false) => defaults.retries.unwrap_or(1),
+        };
+        let budget = chosen
+            .budget
+            .or_else(|| defaults.budget.clone())
+            .ok_or_else(|| ConfigError::invalid("shrink.budget", "missing from the built-in defaults"))?;
+        Ok(ShrinkOptions {
+            property,
+            budget: parse_duration("budget", &budget)?,
+            retries: retries.max(1),
+            output: Some(output),
+        })
+    }
+}
+
+/// `uatu run --shrink`: each property `summary`'s run violated, shrunk in turn into
+/// `<run>-shrunk-<property>/`, replaying with `flags` over the recorded run's settings
+/// over `file` (as `uatu shrink` does) and `file`'s `[shrink]` settings. `rerun` writes
+/// the command that replays a reproducer's directory; `on_progress` is told which
+/// property is being shrunk.
+pub async fn shrink_each(
+    summary: &Summary,
+    flags: Settings,
+    file: Settings,
+    rerun: impl Fn(&Path) -> String,
+    interrupted: Arc<AtomicBool>,
+    mut on_progress: impl FnMut(&str, &ShrinkProgress),
+) -> Vec<(String, Result<ShrinkReport, Error>)> {
+    let run_dir = Path::new(&summary.run_dir);
+    let shrunk_dir = default_output(run_dir);
+    let mut shrunk = Vec::new();
+    for property in summary.properties.iter().filter(|p| p.verdict == "violated") {
+        let name = property.name.clone();
+        let output = shrunk_dir.with_file_name(format!(
+            "{}-{name}",
+            shrunk_dir.file_name().unwrap_or_default().to_string_lossy()
+        ));
+        let prepared = (|| -> Result<(RunConfig, ShrinkOptions), Error> {
+            let meta = read_meta::<DeviceOptions>(run_dir).map_err(not_a_run(run_dir))?;
+            let mut config = replay_config(flags.clone(), &Origin::of(&meta), file.clone())?;
+            config.rerun = rerun(&output);
+            let options =
+                ShrinkOptions::resolve(file.shrink.clone(), &config.device, Some(name.clone()), output)?;
+            Ok((config, options))
+        })();
+        let report = match prepared {
+            Ok((config, options)) => {
+                shrink(run_dir, config, options, interrupted.clone(), |progress| {
+                    on_progress(&name, progress)
+                })
+                .await
+            }
+            Err(error) => Err(error),
+        };
+        shrunk.push((name, report));
+    }
+    shrunk
 }
 
 /// Where a shrink is, for a progress line.
@@ -749,5 +826,40 @@ fn element_targets_mut(action: &mut Action) -> Vec<&mut Target> {
     match action {
         Action::Swipe { .. } => Vec::new(),
         other => other.targets_mut(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn device(device: &str) -> DeviceChoice {
+        let options = DeviceOptions {
+            device: Some(device.into()),
+            ..DeviceOptions::default()
+        };
+        DeviceChoice::resolve(&options, 1).expect("a device")
+    }
+
+    #[test]
+    fn a_deterministic_device_replays_each_candidate_once_unless_told_otherwise() {
+        let resolve = |chosen: ShrinkSettings, on: &str| {
+            ShrinkOptions::resolve(chosen, &device(on), None, "out".into()).expect("resolves")
+        };
+        let sim = resolve(ShrinkSettings::default(), "sim");
+        assert_eq!((sim.retries, sim.budget), (1, Duration::from_secs(300)));
+        assert_eq!(resolve(ShrinkSettings::default(), "android").retries, 3);
+        let chosen = ShrinkSettings {
+            budget: Some("10s".into()),
+            retries: Some(2),
+        };
+        let sim = resolve(chosen, "sim");
+        assert_eq!((sim.retries, sim.budget), (2, Duration::from_secs(10)));
+        let bad = ShrinkSettings {
+            budget: Some("soon".into()),
+            retries: None,
+        };
+        let error = ShrinkOptions::resolve(bad, &device("sim"), None, "out".into()).expect_err("soon");
+        assert!(error.to_string().starts_with("budget"), "{error}");
     }
 }

@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 
 pub use bundle::BundleError;
 pub use instance::{
-    ExtractorError, GeneratorError, JsError, Offer, Phase, PredicateValue, SpecDescription, SpecError,
+    ExtractorError, GeneratorError, JsError, Offer, Phase, PredicateValue, Setup, SpecDescription, SpecError,
     SpecInstance, SpecLimits, SpecStep, StepTimings,
 };
 pub use module::{ModuleError, SPEC_ABI, SpecModule};
