@@ -24,9 +24,44 @@ fn main() -> BuildResult {
         .nth(4)
         .map(|target| target.join("wasm"))
         .unwrap_or_else(|| out_dir.join("wasm"));
+    println!("cargo:rerun-if-env-changed={PREBUILT_GUESTS}");
+    if let Some(prebuilt) = std::env::var_os(PREBUILT_GUESTS) {
+        return copy_prebuilt_guests(Path::new(&prebuilt), &out_dir);
+    }
     let mut toolchain = None;
     build_spec_provider(&manifest_dir, &out_dir, &guest_target, &mut toolchain)?;
     build_first_party_plugins(&manifest_dir, &out_dir, &guest_target, &mut toolchain)
+}
+
+/// A directory of guests built elsewhere, laid out as this script leaves them in `OUT_DIR`
+/// (`uatu_spec_provider.wasm`, `builtin-plugins/*.wasm.deflate`). The release workflow
+/// builds the guests once, on Debian, and every platform's binary embeds those same bytes
+/// (a spec module records its provider's hash: one built on Linux then loads on macOS).
+const PREBUILT_GUESTS: &str = "UATU_PREBUILT_GUESTS";
+
+fn copy_prebuilt_guests(prebuilt: &Path, out_dir: &Path) -> BuildResult {
+    println!("cargo:rerun-if-changed={}", prebuilt.display());
+    let copy = |from: &Path, to: &Path| {
+        std::fs::copy(from, to)
+            .map(drop)
+            .map_err(|e| format!("{PREBUILT_GUESTS}: copying {}: {e}", from.display()))
+    };
+    copy(
+        &prebuilt.join("uatu_spec_provider.wasm"),
+        &out_dir.join("uatu_spec_provider.wasm"),
+    )?;
+    let plugins = prebuilt.join("builtin-plugins");
+    let destination = out_dir.join("builtin-plugins");
+    std::fs::create_dir_all(&destination)?;
+    let entries = std::fs::read_dir(&plugins)
+        .map_err(|e| format!("{PREBUILT_GUESTS}: reading {}: {e}", plugins.display()))?;
+    for entry in entries {
+        let file = entry?.path();
+        if let Some(name) = file.file_name() {
+            copy(&file, &destination.join(name))?;
+        }
+    }
+    Ok(())
 }
 
 /// The toolchain, detected once and only when something has to be built.
@@ -71,15 +106,7 @@ fn build_spec_provider(
     for watched in ["src", "Cargo.toml", "Cargo.lock"] {
         println!("cargo:rerun-if-changed={}", provider_dir.join(watched).display());
     }
-    println!("cargo:rerun-if-env-changed=UATU_SPEC_PROVIDER");
     let destination = out_dir.join("uatu_spec_provider.wasm");
-
-    // A prebuilt provider (e.g. from CI) may be supplied instead of building it here.
-    if let Ok(prebuilt) = std::env::var("UATU_SPEC_PROVIDER") {
-        std::fs::copy(&prebuilt, &destination)
-            .map_err(|e| format!("copying UATU_SPEC_PROVIDER={prebuilt}: {e}"))?;
-        return Ok(());
-    }
     cargo_build(
         "the spec provider (spec-provider/)",
         &provider_dir.join("Cargo.toml"),

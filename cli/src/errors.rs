@@ -25,6 +25,9 @@ pub enum CliError {
     /// `uatu sim`'s simulator could not start, stop cleanly or write its screens.
     #[error("the simulator")]
     Simulator(#[from] uatu_sim::SimError),
+    /// An answer to a question of `uatu init` could not be read from standard input.
+    #[error("cannot read the answer from standard input")]
+    Input(#[source] std::io::Error),
     /// What the command had to print could not be written (e.g. a closed stdout).
     #[error("cannot write the output")]
     Output(#[source] std::io::Error),
@@ -36,7 +39,7 @@ impl CliError {
         match self {
             CliError::Uatu(error) => error.exit_status(),
             CliError::NothingToReplay | CliError::BadFlag { .. } => ExitStatus::Usage,
-            CliError::Simulator(_) | CliError::Output(_) => ExitStatus::Infrastructure,
+            CliError::Simulator(_) | CliError::Input(_) | CliError::Output(_) => ExitStatus::Infrastructure,
         }
     }
 
@@ -63,6 +66,7 @@ macro_rules! from_library {
 from_library!(
     uatu::settings::ConfigError,
     uatu::spec::LoadError,
+    uatu::init::InitError,
     uatu::plugin::PluginError,
     uatu::plugin::BuildError,
     uatu::inspect::InspectError,
@@ -80,6 +84,11 @@ mod tests {
         assert_eq!(CliError::NothingToReplay.exit_status(), ExitStatus::Usage);
         let closed = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
         assert_eq!(CliError::Output(closed).exit_status(), ExitStatus::Infrastructure);
+        let unreadable = std::io::Error::from(std::io::ErrorKind::InvalidData);
+        assert_eq!(
+            CliError::Input(unreadable).exit_status(),
+            ExitStatus::Infrastructure
+        );
         let device = uatu::Error::DeviceNotReady { device: "sim".into() };
         assert_eq!(CliError::from(device).exit_status(), ExitStatus::Infrastructure);
     }

@@ -37,6 +37,44 @@ pub fn error_about(what: &str, error: &uatu::Error) {
     eprintln!("error: {what}: {}", uatu::errors::chain(error));
 }
 
+/// `warning: ...` on stderr.
+pub fn warning(text: &impl std::fmt::Display) {
+    eprintln!("warning: {text}");
+}
+
+/// A question on stderr, the answer to be typed after it.
+pub fn prompt(question: &str) {
+    eprint!("{question}: ");
+}
+
+/// Ends a prompt's line that got no answer, so the error that follows starts on its own.
+pub fn end_of_prompt() {
+    eprintln!();
+}
+
+/// What `uatu init` wrote into `dir`, and what to do next.
+pub fn initialized(dir: &Path, written: &[PathBuf], app: &uatu::init::App) {
+    println!("uatu init: wrote");
+    for path in written {
+        println!("  {}", path.display());
+    }
+    println!();
+    println!("Next, in {}:", dir.display());
+    if let uatu::init::App::Web { url } = app {
+        println!("  (serve the app at {url})");
+    }
+    println!(
+        "  uatu run                                  explore the app with uatu/spec.ts (reads uatu.toml)"
+    );
+    println!(
+        "  cd uatu && npm install && npx tsc         the spec's types, for your editor and a type-check"
+    );
+    println!(
+        "  edit uatu/spec.ts                         a guide: {}/writing-specs.md",
+        uatu::init::docs_url()
+    );
+}
+
 /// `note: ...` on stderr.
 pub fn note(text: &str) {
     eprintln!("note: {text}");

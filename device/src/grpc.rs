@@ -7,6 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tonic::transport::{Channel, Endpoint};
 
+use super::proto::android_device_client::AndroidDeviceClient;
 use super::proto::driver_client::DriverClient;
 use super::{DeviceError, Driver, proto};
 use crate::model::*;
@@ -40,6 +41,8 @@ impl Default for CallTimeouts {
 #[derive(Debug, Clone)]
 pub struct GrpcDriver {
     client: DriverClient<Channel>,
+    /// The Android sidecar's own service on the same connection (`AndroidDevice`).
+    android: AndroidDeviceClient<Channel>,
     address: String,
     timeouts: CallTimeouts,
 }
@@ -67,7 +70,8 @@ impl GrpcDriver {
             Err(_) => return Err(unreachable(format!("no connection after {:?}", timeouts.connect))),
         };
         Ok(Self {
-            client: DriverClient::new(channel).max_decoding_message_size(64 * 1024 * 1024),
+            client: DriverClient::new(channel.clone()).max_decoding_message_size(64 * 1024 * 1024),
+            android: AndroidDeviceClient::new(channel),
             address: addr.to_string(),
             timeouts,
         })
@@ -85,7 +89,17 @@ impl GrpcDriver {
         F: FnOnce(DriverClient<Channel>) -> Fut,
         Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     {
-        match tokio::time::timeout(limit, f(self.client.clone())).await {
+        self.bounded(call, limit, f(self.client.clone())).await
+    }
+
+    /// Awaits one call's `response` within `limit`, its failure named by `call` and this device.
+    async fn bounded<T>(
+        &self,
+        call: &'static str,
+        limit: Duration,
+        response: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    ) -> Result<T, DeviceError> {
+        match tokio::time::timeout(limit, response).await {
             Ok(Ok(response)) => Ok(response.into_inner()),
             Ok(Err(status)) => Err(DeviceError::Call {
                 call,
@@ -98,6 +112,18 @@ impl GrpcDriver {
                 after: limit,
             }),
         }
+    }
+
+    /// Installs (or reinstalls, keeping its data) the APK at `apk`, a path on the
+    /// sidecar's machine, through the Android sidecar's `AndroidDevice.Install`;
+    /// returns what the package manager answered. `limit` bounds the push and the install.
+    pub async fn install_apk(&self, apk: &std::path::Path, limit: Duration) -> Result<String, DeviceError> {
+        let request = proto::InstallRequest {
+            apk_path: apk.display().to_string(),
+        };
+        let mut android = self.android.clone();
+        let response = self.bounded("Install", limit, android.install(request)).await?;
+        Ok(response.detail)
     }
 
     fn invalid(&self, call: &'static str, message: impl Into<String>) -> DeviceError {

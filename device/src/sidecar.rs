@@ -34,6 +34,13 @@ pub struct SidecarCommand {
     pub agent_port: Option<u16>,
     /// The run's token for the app's SDK, passed in the environment (not shown by `ps`).
     pub agent_token: Option<String>,
+    /// `--adb-server HOST:PORT`: the ADB server to use; `None`: where `adb` looks for it
+    /// (`ADB_SERVER_SOCKET`, `ANDROID_ADB_SERVER_ADDRESS` / `_PORT`, else localhost:5037).
+    pub adb_server: Option<String>,
+    /// Whether a launch that asks to clear the app's data clears it (`--keep-data` when not).
+    pub clear_data: bool,
+    /// Whether the app's requested runtime permissions are granted at launch (`--no-grant-permissions` when not).
+    pub grant_permissions: bool,
     /// How long the sidecar may take to print its port (the JVM starting).
     pub start_timeout: Duration,
 }
@@ -48,6 +55,9 @@ impl SidecarCommand {
             fake_device: None,
             agent_port: None,
             agent_token: None,
+            adb_server: None,
+            clear_data: true,
+            grant_permissions: true,
             start_timeout: Duration::from_secs(30),
         }
     }
@@ -67,6 +77,15 @@ impl SidecarCommand {
         }
         if let Some(port) = self.agent_port {
             args.extend(["--agent-port".into(), port.to_string()]);
+        }
+        if let Some(server) = &self.adb_server {
+            args.extend(["--adb-server".into(), server.clone()]);
+        }
+        if !self.clear_data {
+            args.push("--keep-data".into());
+        }
+        if !self.grant_permissions {
+            args.push("--no-grant-permissions".into());
         }
         args
     }

@@ -105,6 +105,9 @@ pub enum Error {
     /// The async runtime could not be started.
     #[error("cannot start the async runtime")]
     Runtime(#[source] std::io::Error),
+    /// `uatu init` wrote nothing.
+    #[error(transparent)]
+    Init(#[from] crate::init::InitError),
 }
 
 impl Error {
@@ -132,6 +135,8 @@ impl Error {
             | Error::Trace(_)
             | Error::Io { .. }
             | Error::Runtime(_) => ExitStatus::Infrastructure,
+            Error::Init(crate::init::InitError::Write { .. }) => ExitStatus::Infrastructure,
+            Error::Init(_) => ExitStatus::Usage,
             Error::Inspect(error) if error.is_usage() => ExitStatus::Usage,
             Error::Inspect(_) => ExitStatus::Infrastructure,
         }

@@ -12,6 +12,7 @@ pub mod action;
 pub mod devices;
 pub mod doctor;
 pub mod errors;
+pub mod init;
 pub mod inspect;
 pub mod ltl;
 pub mod plugin;

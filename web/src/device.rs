@@ -33,19 +33,27 @@ use crate::chromium::{self, Chromium};
 use crate::{BrowserSource, WebConfig, WebError, evidence, input, sdk};
 
 /// Watches DOM mutations and scrolling from the first script of every
-/// document: idle needs to know how long ago the page last changed.
+/// document: idle needs to know how long ago the page last changed. A heartbeat
+/// says whether the page's event loop ran lately: on a busy machine the renderer
+/// can be descheduled, and a gap in which the page could not run its timers is
+/// no evidence that it is still.
 const IDLE_OBSERVER: &str = r#"(() => {
   if (window.__uatuIdle) return;
-  const state = { last: performance.now() };
+  const state = { last: performance.now(), beat: performance.now() };
   window.__uatuIdle = state;
   const touch = () => { state.last = performance.now(); };
   new MutationObserver(touch)
     .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   document.addEventListener('scroll', touch, { capture: true, passive: true });
+  // The heartbeat, every 10 ms of the page's time.
+  setInterval(() => { state.beat = performance.now(); }, 10);
 })()"#;
 
-/// Milliseconds since the page's last DOM mutation.
-const SINCE_MUTATION: &str = "window.__uatuIdle ? performance.now() - window.__uatuIdle.last : 1e9";
+/// Milliseconds since the page's last DOM mutation; 0 when the heartbeat has
+/// not run for 50 ms, five of its periods (the page was starved, so its own
+/// timers may be about to change it).
+const SINCE_MUTATION: &str = "(() => { const s = window.__uatuIdle; if (!s) return 1e9; \
+  const now = performance.now(); return now - s.beat > 50 ? 0 : now - s.last; })()";
 
 const HIERARCHY: &str = include_str!("hierarchy.js");
 

@@ -25,6 +25,9 @@ impl BuildArgs {
         uatu::wasm::write_atomically(&output, &module.to_bytes())
             .map_err(|source| uatu::Error::io("writing", &output, source))?;
         print::built(&self.spec, &output, module.bytecode.len());
+        if let Some(other) = uatu::spec::other_library_version(&self.spec) {
+            print::warning(&other);
+        }
         Ok(ExitStatus::Ok)
     }
 }

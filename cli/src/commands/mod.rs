@@ -75,6 +75,12 @@ commands! {
     doctor::Doctor(DoctorArgs),
     /// List the built-in plugins; build and scaffold WebAssembly plugins.
     plugin::Plugin(PluginArgs),
+    /// Start uatu in an app's repository: a spec that runs as it is, uatu.toml, the spec's types, a CI job.
+    ///
+    /// Writes uatu.toml, uatu/spec.ts, uatu/package.json, uatu/tsconfig.json, uatu/.gitignore and
+    /// .github/workflows/uatu.yml: all of them or none, and none over an existing file without
+    /// --force. What is not given as a flag is asked on the terminal (read from standard input).
+    init::Init(InitArgs),
     /// Print the versions of uatu, its spec ABI, its plugin contract and its SDK protocol.
     version::Version(VersionArgs),
 }

@@ -35,6 +35,9 @@ impl RunArgs {
         let file = Settings::from_file(self.config.as_deref())?;
         let flags = self.settings.clone();
         let mut config = RunConfig::resolve(self.settings, file.clone())?;
+        if let Some(other) = uatu::spec::other_library_version(&config.spec) {
+            print::warning(&other);
+        }
         config.rerun = rerun_line(&flags, self.config.as_deref(), config.seed);
         let json = config.json;
         let progress = print::StepProgress::new(config.max_steps, json);
@@ -139,6 +142,11 @@ mod tests {
                 android: AndroidOptions {
                     sidecar: Some("/opt/uatu/sidecar-maestro.jar".into()),
                     sidecar_fake_device: Some("builtin".into()),
+                    clear_data: Some(false),
+                    app_path: Some("/apps/app debug.apk".into()),
+                    no_grant_permissions: Some(true),
+                    adb_server: Some("127.0.0.1:5037".into()),
+                    avd: Some("Pixel_8_API_34".into()),
                 },
             },
             hierarchy: Some(HierarchyMode::Sidecar),

@@ -4,12 +4,14 @@
 
 mod support;
 
+mod android_adb;
 mod android_sidecar;
 mod cli;
 mod device_agent;
 mod device_grpc;
 mod device_vectors;
 mod failures;
+mod init;
 mod inspect;
 mod inspect_browser;
 mod plugin_cli;
@@ -17,6 +19,7 @@ mod plugin_contract;
 mod plugin_example;
 mod plugin_first_party;
 mod plugin_hostile;
+mod release;
 mod replay_shrink;
 mod run_folio;
 mod run_plugins;
@@ -29,3 +32,4 @@ mod spec_build;
 mod spec_runtime;
 mod spec_semantics;
 mod trace_compact;
+mod typescript;

@@ -4,13 +4,13 @@
 //! implementations, and catches a bug planted in a copy of one.
 
 use std::collections::BTreeSet;
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
 
 use crate::support::folio::violated;
+use crate::support::http::serve;
 
 const SPEC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/todomvc/spec.ts");
 
@@ -18,7 +18,7 @@ const SPEC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/todomvc/spe
 /// jquery leaves the route when "Clear completed" is used, react ignores Escape).
 const CORRECT: &[&str] = &["preact", "backbone", "knockoutjs"];
 
-fn todomvc_examples() -> PathBuf {
+pub(crate) fn todomvc_examples() -> PathBuf {
     let dir = std::env::var_os("UATU_TODOMVC")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/apps/todomvc"))
@@ -32,32 +32,13 @@ fn todomvc_examples() -> PathBuf {
 }
 
 /// The folder that holds an implementation's `index.html`.
-fn app_root(example: &Path) -> PathBuf {
+pub(crate) fn app_root(example: &Path) -> PathBuf {
     let dist = example.join("dist");
     if dist.join("index.html").exists() {
         dist
     } else {
         example.to_path_buf()
     }
-}
-
-/// Serves `dir` on 127.0.0.1 on a thread of its own for the rest of the test.
-fn serve(dir: PathBuf) -> SocketAddr {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-            tx.send(listener.local_addr().expect("address"))
-                .expect("send address");
-            let app = axum::Router::new().fallback_service(tower_http::services::ServeDir::new(dir));
-            let _ = axum::serve(listener, app).await;
-        });
-    });
-    rx.recv().expect("the server's address")
 }
 
 /// Runs the TodoMVC spec against `root` for `steps` steps; the exit code and the summary.

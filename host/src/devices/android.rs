@@ -11,14 +11,33 @@ use uatu_device::agent::{AgentListener, ListenerConfig, generate_token};
 use uatu_device::sidecar::{self, SidecarCommand, SidecarError, SidecarProcess};
 use uatu_device::{CallTimeouts, GrpcDriver};
 
-use super::kind::{ConnectError, Device, DeviceHandle, DeviceKind, StopError, unknown_device};
+use super::kind::{Check, ConnectError, Device, DeviceHandle, DeviceKind, StopError, unknown_device};
 use crate::settings::ConfigError;
+
+mod emulator;
+
+use emulator::{Emulator, EmulatorError};
 
 /// The kind's name in `--device`.
 pub const NAME: &str = "android";
 
 /// How long the sidecar may take to remove its forward and exit.
 const SIDECAR_STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// The host's bound on each call to the sidecar: above the sidecar's own bounds on the
+/// device's commands (20 s; a dump 15 s, uiautomator's 10 s idle wait included) and
+/// the JVM's first call, so that a slow device's failure arrives in the sidecar's words,
+/// naming the command and the device, not as the host's timeout (the defaults, 5 s,
+/// are sized for the simulator).
+const SIDECAR_CALL_TIMEOUTS: CallTimeouts = CallTimeouts {
+    connect: Duration::from_secs(5),
+    default: Duration::from_secs(30),
+    screenshot: Duration::from_secs(30),
+    wait_margin: Duration::from_secs(20),
+};
+
+/// How long pushing and installing `--app-path`'s APK may take (a large APK over USB 2).
+const INSTALL_TIMEOUT: Duration = Duration::from_secs(180);
 
 /// The Android device's options (flags and `uatu.toml` keys); each applies to `--device android` only.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -34,6 +53,31 @@ pub struct AndroidOptions {
     #[cfg_attr(feature = "cli", arg(long, value_name = "DEVICE"))]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sidecar_fake_device: Option<String>,
+
+    /// Android only: clear the app's data (`pm clear`) when the run starts; `--clear-data=false` starts it on the data it has.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true"))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clear_data: Option<bool>,
+
+    /// Android only: install (or reinstall, keeping its data) this APK on the device before the run.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "APK"))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app_path: Option<PathBuf>,
+
+    /// Android only: do not grant the app's requested runtime permissions at launch (by default they are, as Maestro does).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true"))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_grant_permissions: Option<bool>,
+
+    /// Android only: the ADB server, `host:port` [default: $ADB_SERVER_SOCKET (`tcp:host:port`), else $ANDROID_ADB_SERVER_ADDRESS / $ANDROID_ADB_SERVER_PORT, else localhost:5037]. A server on another machine forwards the app's SDK connection to that machine (docs/devices.md).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "HOST:PORT"))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adb_server: Option<String>,
+
+    /// Android only: boot this Android Virtual Device (`emulator -avd NAME -no-window`, the Android SDK's emulator) for the run and shut it down after; unverified here (docs/devices.md).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "NAME"))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub avd: Option<String>,
 }
 
 impl AndroidOptions {
@@ -42,6 +86,11 @@ impl AndroidOptions {
         AndroidOptions {
             sidecar: self.sidecar.or(lower.sidecar),
             sidecar_fake_device: self.sidecar_fake_device.or(lower.sidecar_fake_device),
+            clear_data: self.clear_data.or(lower.clear_data),
+            app_path: self.app_path.or(lower.app_path),
+            no_grant_permissions: self.no_grant_permissions.or(lower.no_grant_permissions),
+            adb_server: self.adb_server.or(lower.adb_server),
+            avd: self.avd.or(lower.avd),
         }
     }
 
@@ -49,6 +98,9 @@ impl AndroidOptions {
     pub fn relative_to(&mut self, base: &Path) {
         if let Some(jar) = self.sidecar.as_mut().filter(|jar| jar.is_relative()) {
             *jar = base.join(&*jar);
+        }
+        if let Some(apk) = self.app_path.as_mut().filter(|apk| apk.is_relative()) {
+            *apk = base.join(&*apk);
         }
     }
 }
@@ -62,6 +114,16 @@ pub struct AndroidChoice {
     pub jar: Option<PathBuf>,
     /// The sidecar's scripted fake device (`builtin` or a directory) instead of a real one.
     pub fake_device: Option<String>,
+    /// Whether the run's first launch clears the app's data.
+    pub clear_data: bool,
+    /// The APK installed before the run, if any.
+    pub app_path: Option<PathBuf>,
+    /// Whether the app's requested runtime permissions are granted at launch.
+    pub grant_permissions: bool,
+    /// The ADB server's `host:port`; `None`: where `adb` itself looks for it.
+    pub adb_server: Option<String>,
+    /// The Android Virtual Device booted for the run, if any.
+    pub avd: Option<String>,
 }
 
 /// `--device android` or `android:SERIAL`, with `options`.
@@ -71,11 +133,40 @@ pub fn resolve(argument: Option<&str>, options: &AndroidOptions) -> Result<Andro
         Some("") => return Err(unknown_device(&format!("{NAME}:"))),
         Some(serial) => Some(serial.to_owned()),
     };
+    if let Some(server) = &options.adb_server {
+        check_server_address(server)?;
+    }
+    if let (Some(avd), Some(serial)) = (&options.avd, &serial) {
+        return Err(ConfigError::invalid(
+            "avd",
+            format!("--avd {avd} boots an emulator of its own: drop `:{serial}` from --device"),
+        ));
+    }
     Ok(AndroidChoice {
         serial,
         jar: options.sidecar.clone(),
         fake_device: options.sidecar_fake_device.clone(),
+        clear_data: options.clear_data.unwrap_or(true),
+        app_path: options.app_path.clone(),
+        grant_permissions: !options.no_grant_permissions.unwrap_or(false),
+        adb_server: options.adb_server.clone(),
+        avd: options.avd.clone(),
     })
+}
+
+/// `--adb-server` is `host:port` (a name or an address, and a port number).
+fn check_server_address(server: &str) -> Result<(), ConfigError> {
+    let port = server
+        .rsplit_once(':')
+        .filter(|(host, _)| !host.is_empty())
+        .map(|(_, port)| port);
+    match port.map(str::parse::<u16>) {
+        Some(Ok(port)) if port > 0 => Ok(()),
+        _ => Err(ConfigError::invalid(
+            "adb-server",
+            format!("`{server}` is not host:port (e.g. 127.0.0.1:5037)"),
+        )),
+    }
 }
 
 /// Why the Android device's sidecar could not be started.
@@ -93,6 +184,12 @@ pub enum AndroidError {
     /// The sidecar JAR given does not exist.
     #[error("the Android sidecar {} does not exist; build it with `mvn -B -q package -DskipTests -pl sidecar-maestro -am` at the repository's root", .0.display())]
     SidecarJarMissing(PathBuf),
+    /// `--avd`'s emulator could not be booted.
+    #[error(transparent)]
+    Emulator(#[from] EmulatorError),
+    /// `--app-path`'s APK could not be installed.
+    #[error("cannot install {}", .0.display())]
+    Install(PathBuf, #[source] uatu_device::DeviceError),
 }
 
 impl AndroidChoice {
@@ -101,6 +198,11 @@ impl AndroidChoice {
         AndroidOptions {
             sidecar: self.jar.clone(),
             sidecar_fake_device: self.fake_device.clone(),
+            clear_data: Some(self.clear_data),
+            app_path: self.app_path.clone(),
+            no_grant_permissions: Some(!self.grant_permissions),
+            adb_server: self.adb_server.clone(),
+            avd: self.avd.clone(),
         }
     }
 
@@ -136,9 +238,24 @@ impl DeviceKind for AndroidChoice {
 
     async fn connect(&self, agent: &AgentListener, token: Option<String>) -> Result<Device, ConnectError> {
         let jar = self.jar().map_err(|error| ConnectError::start(self, error))?;
+        // Dropping `emulator` on an error below kills it.
+        let emulator = match &self.avd {
+            Some(avd) => Some(
+                Emulator::boot(avd, self.adb_server.as_deref())
+                    .await
+                    .map_err(|error| ConnectError::start(self, AndroidError::from(error)))?,
+            ),
+            None => None,
+        };
         let mut command = SidecarCommand::new(jar);
-        command.serial = self.serial.clone();
+        command.serial = match &emulator {
+            Some(emulator) => Some(emulator.serial().to_owned()),
+            None => self.serial.clone(),
+        };
         command.fake_device = self.fake_device.clone();
+        command.adb_server = self.adb_server.clone();
+        command.clear_data = self.clear_data;
+        command.grant_permissions = self.grant_permissions;
         // The app's SDK reaches the listener through the sidecar's `adb reverse` of
         // the device's abstract socket to this port, with the token the sidecar puts
         // in the launch intent (handed over in its environment, not its arguments).
@@ -148,22 +265,56 @@ impl DeviceKind for AndroidChoice {
             .await
             .map_err(|error| ConnectError::start(self, AndroidError::from(error)))?;
         // Dropping `process` on an error below stops the sidecar.
-        let driver = GrpcDriver::connect(&process.addr(), CallTimeouts::default()).await?;
+        let driver = GrpcDriver::connect(&process.addr(), SIDECAR_CALL_TIMEOUTS).await?;
+        if let Some(apk) = &self.app_path {
+            driver
+                .install_apk(apk, INSTALL_TIMEOUT)
+                .await
+                .map_err(|error| ConnectError::start(self, AndroidError::Install(apk.clone(), error)))?;
+        }
         Ok(Device {
             driver: Box::new(driver),
-            handle: Some(Box::new(process)),
+            handle: Some(Box::new(AndroidHandle {
+                sidecar: process,
+                emulator,
+            })),
         })
+    }
+
+    /// With `--avd`, that the Android SDK's emulator is there.
+    fn preflight(&self) -> Vec<Check> {
+        match &self.avd {
+            None => Vec::new(),
+            Some(avd) => vec![Check::of(
+                "emulator",
+                emulator::executable()
+                    .map(|program| format!("{} boots AVD {avd}", program.display()))
+                    .ok_or_else(|| EmulatorError::NotFound.to_string()),
+            )],
+        }
     }
 }
 
+/// What an Android run stops at its end: the sidecar, then the emulator it booted.
+struct AndroidHandle {
+    sidecar: SidecarProcess,
+    emulator: Option<Emulator>,
+}
+
 #[async_trait]
-impl DeviceHandle for SidecarProcess {
+impl DeviceHandle for AndroidHandle {
     async fn stop(self: Box<Self>) -> Result<(), StopError> {
-        match (*self).stop(SIDECAR_STOP_GRACE).await {
+        let AndroidHandle { sidecar, emulator } = *self;
+        let stopped = match sidecar.stop(SIDECAR_STOP_GRACE).await {
             Some(status) if status.success() => Ok(()),
             Some(status) => Err(StopError::SidecarFailed(status)),
             None => Err(StopError::SidecarKilled(SIDECAR_STOP_GRACE)),
+        };
+        // The emulator is shut down whatever the sidecar did; a kill is no failure of the run.
+        if let Some(emulator) = emulator {
+            emulator.shut_down().await;
         }
+        stopped
     }
 }
 
@@ -175,6 +326,11 @@ mod tests {
         AndroidOptions {
             sidecar: Some(PathBuf::from("/opt/uatu/sidecar-maestro.jar")),
             sidecar_fake_device: Some("builtin".into()),
+            clear_data: Some(false),
+            app_path: Some(PathBuf::from("/apps/app-debug.apk")),
+            no_grant_permissions: Some(true),
+            adb_server: Some("adb-host:5037".into()),
+            avd: Some("Pixel_8_API_34".into()),
         }
     }
 
@@ -183,7 +339,11 @@ mod tests {
         let any = resolve(None, &options()).expect("resolves");
         assert_eq!(any.describe(), "android");
         assert_eq!(any.serial, None);
-        let one = resolve(Some("emulator-5554"), &options()).expect("resolves");
+        let no_avd = AndroidOptions {
+            avd: None,
+            ..options()
+        };
+        let one = resolve(Some("emulator-5554"), &no_avd).expect("resolves");
         assert_eq!(one.describe(), "android:emulator-5554");
         assert_eq!(
             resolve(Some("emulator-5554"), &one.options()).expect("again"),
@@ -195,9 +355,55 @@ mod tests {
     fn a_relative_jar_in_a_file_is_relative_to_the_file() {
         let mut options = AndroidOptions {
             sidecar: Some(PathBuf::from("sidecar.jar")),
-            sidecar_fake_device: None,
+            app_path: Some(PathBuf::from("build/app.apk")),
+            ..AndroidOptions::default()
         };
         options.relative_to(Path::new("/project"));
         assert_eq!(options.sidecar, Some(PathBuf::from("/project/sidecar.jar")));
+        assert_eq!(options.app_path, Some(PathBuf::from("/project/build/app.apk")));
+    }
+
+    #[test]
+    fn unset_it_clears_the_data_and_grants_permissions_and_the_sidecar_is_told_otherwise() {
+        let plain = resolve(None, &AndroidOptions::default()).expect("resolves");
+        assert!(plain.clear_data && plain.grant_permissions);
+        assert_eq!(plain.adb_server, None);
+        let chosen = resolve(None, &options()).expect("resolves");
+        assert!(!chosen.clear_data && !chosen.grant_permissions);
+        assert_eq!(chosen.adb_server.as_deref(), Some("adb-host:5037"));
+        assert_eq!(chosen.options(), options());
+    }
+
+    #[test]
+    fn an_avd_boots_its_own_emulator_so_no_serial_goes_with_it() {
+        let error = resolve(Some("emulator-5554"), &options())
+            .expect_err("a serial and an AVD")
+            .to_string();
+        assert!(
+            error.starts_with("avd") && error.contains("emulator-5554"),
+            "{error}"
+        );
+        let choice = resolve(None, &options()).expect("resolves");
+        assert_eq!(choice.avd.as_deref(), Some("Pixel_8_API_34"));
+        assert_eq!(choice.preflight().len(), 1);
+    }
+
+    #[test]
+    fn an_adb_server_is_host_and_port() {
+        for good in ["127.0.0.1:5037", "adb-host:15037", "[::1]:5037"] {
+            let options = AndroidOptions {
+                adb_server: Some(good.into()),
+                ..AndroidOptions::default()
+            };
+            assert!(resolve(None, &options).is_ok(), "{good}");
+        }
+        for bad in ["5037", ":5037", "host:", "host:port", "host:70000", "host:0"] {
+            let options = AndroidOptions {
+                adb_server: Some(bad.into()),
+                ..AndroidOptions::default()
+            };
+            let error = resolve(None, &options).expect_err(bad).to_string();
+            assert!(error.contains("adb-server") && error.contains(bad), "{error}");
+        }
     }
 }

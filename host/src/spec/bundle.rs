@@ -27,12 +27,12 @@ use oxc_syntax::module_record::{ExportExportName, ExportImportName, ExportLocalN
 use oxc_transformer::{TransformOptions, Transformer};
 use sha2::{Digest, Sha256};
 
+/// The `package.json` of the embedded `@uatu/spec`.
+pub(super) const LIBRARY_MANIFEST: &str = include_str!("../../../packages/spec/package.json");
+
 /// The `@uatu/spec` package, as embedded at build time (paths relative to the package).
 const LIBRARY: &[(&str, &str)] = &[
-    (
-        "package.json",
-        include_str!("../../../packages/spec/package.json"),
-    ),
+    ("package.json", LIBRARY_MANIFEST),
     (
         "src/index.ts",
         include_str!("../../../packages/spec/src/index.ts"),

@@ -6,6 +6,7 @@
 //! - [`SpecInstance`] runs it: [`SpecInstance::load`] once, then [`SpecInstance::step`] per step.
 
 mod bundle;
+mod installed;
 mod instance;
 mod module;
 pub mod provider;
@@ -17,6 +18,7 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 pub use bundle::BundleError;
+pub use installed::{LIBRARY_VERSION, OtherLibraryVersion, other_library_version, typescript_version};
 pub use instance::{
     ExtractorError, GeneratorError, JsError, Offer, Phase, PredicateValue, Setup, SpecDescription, SpecError,
     SpecInstance, SpecLimits, SpecStep, StepTimings,

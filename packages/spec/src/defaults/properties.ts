@@ -1,5 +1,5 @@
 // The default properties every app should satisfy.
-import { always, extract, Formula, LogEntry, ExceptionInfo } from "../index";
+import { always, extract, Formula, LogEntry, ExceptionInfo } from "../index.js";
 
 const exceptions = extract<ExceptionInfo[]>((state) => state.exceptions, "uatu.exceptions");
 const errorLogs = extract<LogEntry[]>(

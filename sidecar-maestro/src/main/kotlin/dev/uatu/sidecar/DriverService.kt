@@ -4,6 +4,7 @@ import dev.uatu.sidecar.android.AndroidDriver
 import dev.uatu.sidecar.android.InputOutcome
 import io.grpc.Status
 import io.grpc.stub.StreamObserver
+import uatu.driver.v1.AndroidDeviceGrpc
 import uatu.driver.v1.DriverGrpc
 import uatu.driver.v1.DriverOuterClass.*
 
@@ -13,26 +14,6 @@ import uatu.driver.v1.DriverOuterClass.*
  * INTERNAL with its message, never a silent UNKNOWN.
  */
 class DriverService(private val driver: AndroidDriver) : DriverGrpc.DriverImplBase() {
-
-    private fun <T> answer(call: String, observer: StreamObserver<T>, block: () -> T) {
-        val response = try {
-            block()
-        } catch (e: DriverException) {
-            log("$call: ${e.code}: ${e.message}")
-            observer.onError(e.toStatusException())
-            return
-        } catch (e: InterruptedException) {
-            Thread.currentThread().interrupt()
-            observer.onError(Status.CANCELLED.withDescription("$call was interrupted (the sidecar is stopping)").asException())
-            return
-        } catch (e: Exception) {
-            log("$call: unexpected ${e.javaClass.name}: ${e.message}")
-            observer.onError(Status.INTERNAL.withDescription("$call failed in the sidecar: ${e.javaClass.simpleName}: ${e.message}").withCause(e).asException())
-            return
-        }
-        observer.onNext(response)
-        observer.onCompleted()
-    }
 
     private fun input(outcome: InputOutcome): InputResponse = InputResponse.newBuilder()
         .setDelivered(outcome.delivered).setDetail(outcome.detail).setDeviceTimeMs(driver.deviceTimeMs()).build()
@@ -119,5 +100,50 @@ class DriverService(private val driver: AndroidDriver) : DriverGrpc.DriverImplBa
         const val VERSION = "0.1.0"
 
         fun log(message: String) = System.err.println("sidecar: $message")
+    }
+}
+
+/**
+ * Answers one call with what [block] returns, or fails it with the status of its
+ * [DriverException]; anything unexpected is INTERNAL with its message.
+ */
+internal fun <T> answer(call: String, observer: StreamObserver<T>, block: () -> T) {
+    val response = try {
+        block()
+    } catch (e: DriverException) {
+        DriverService.log("$call: ${e.code}: ${e.message}")
+        observer.onError(e.toStatusException())
+        return
+    } catch (e: InterruptedException) {
+        Thread.currentThread().interrupt()
+        observer.onError(Status.CANCELLED.withDescription("$call was interrupted (the sidecar is stopping)").asException())
+        return
+    } catch (e: Exception) {
+        DriverService.log("$call: unexpected ${e.javaClass.name}: ${e.message}")
+        observer.onError(Status.INTERNAL.withDescription("$call failed in the sidecar: ${e.javaClass.simpleName}: ${e.message}").withCause(e).asException())
+        return
+    }
+    observer.onNext(response)
+    observer.onCompleted()
+}
+
+/** driver.proto's AndroidDevice service: what only an Android device answers. */
+class AndroidDeviceService(private val driver: AndroidDriver) : AndroidDeviceGrpc.AndroidDeviceImplBase() {
+    override fun focus(request: FocusRequest, observer: StreamObserver<FocusResponse>) = answer("Focus", observer) {
+        val focus = driver.focus(request.bundleId)
+        FocusResponse.newBuilder().setPackage(focus.packageName).setTitle(focus.title).setKind(focus.kind)
+            .setKeyboardShown(focus.keyboardShown).setScreenWidth(focus.width).setScreenHeight(focus.height)
+            .setRotation(focus.rotation).setDeviceTimeMs(driver.deviceTimeMs()).build()
+    }
+
+    override fun appStatus(request: AppStatusRequest, observer: StreamObserver<AppStatusResponse>) = answer("AppStatus", observer) {
+        val status = driver.appStatus(request.bundleId)
+        AppStatusResponse.newBuilder().setState(status.state).setPid(status.pid).setDetail(status.detail)
+            .setCrash(status.crash).setDeviceTimeMs(driver.deviceTimeMs()).build()
+    }
+
+    override fun install(request: InstallRequest, observer: StreamObserver<InstallResponse>) = answer("Install", observer) {
+        if (request.apkPath.isBlank()) throw DriverException.invalidArgument("Install needs the path of an APK")
+        InstallResponse.newBuilder().setDetail(driver.install(java.nio.file.Path.of(request.apkPath))).build()
     }
 }

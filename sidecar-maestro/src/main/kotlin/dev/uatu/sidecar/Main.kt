@@ -51,7 +51,14 @@ class ServeCommand : Callable<Int> {
     @Option(names = ["--fake-device"], paramLabel = "DIR", description = ["Drive a scripted fake device instead: `builtin` or a directory with device.properties (for tests)."])
     var fakeDevice: String? = null
 
-    @Option(names = ["--adb-server"], paramLabel = "HOST:PORT", description = ["The ADB server (default localhost:\$ANDROID_ADB_SERVER_PORT or 5037)."])
+    @Option(
+        names = ["--adb-server"], paramLabel = "HOST:PORT",
+        description = [
+            "The ADB server (default: \$ADB_SERVER_SOCKET as tcp:HOST:PORT, else \$ANDROID_ADB_SERVER_ADDRESS or localhost, " +
+                "port \$ANDROID_ADB_SERVER_PORT or 5037). A server on another machine forwards the app's SDK connection " +
+                "(adb reverse) to that machine's port, not this one's.",
+        ],
+    )
     var adbServer: String? = null
 
     @Option(
@@ -66,9 +73,21 @@ class ServeCommand : Callable<Int> {
     @Option(names = ["--no-stdin-watch"], description = ["Keep running when stdin closes (for running it by hand in the background)."])
     var noStdinWatch: Boolean = false
 
+    @Option(
+        names = ["--no-grant-permissions"],
+        description = ["Do not grant the app's requested runtime permissions at launch (by default they are, as Maestro does)."],
+    )
+    var noGrantPermissions: Boolean = false
+
+    @Option(
+        names = ["--keep-data"],
+        description = ["Never clear the app's data (`pm clear`), even when a launch asks to: the run starts on the data the app has."],
+    )
+    var keepData: Boolean = false
+
     override fun call(): Int {
         val agent = agentPort?.let { AgentForward(it, System.getenv("UATU_AGENT_TOKEN")?.takeIf(String::isNotEmpty)) }
-        val settings = DriverSettings(agent = agent)
+        val settings = DriverSettings(agent = agent, grantPermissions = !noGrantPermissions, clearData = !keepData)
         val connect: () -> Adb = if (fakeDevice != null) {
             val fake = try {
                 ScriptedDevice.load(fakeDevice!!)
@@ -78,7 +97,12 @@ class ServeCommand : Callable<Int> {
             }
             ({ fake })
         } else {
-            val server = adbServer?.let(::parseAddress) ?: AdbServerAddress.default()
+            val server = try {
+                adbServer?.let(::parseAddress) ?: AdbServerAddress.default()
+            } catch (e: IllegalArgumentException) {
+                System.err.println("sidecar: ${e.message}")
+                return 2
+            }
             ({ AdbServerDevice.connect(server, serial) })
         }
         val driver = AndroidDriver(connect, settings)

@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit
 class SidecarServer(private val driver: AndroidDriver, port: Int) : AutoCloseable {
     private val server: Server = NettyServerBuilder.forAddress(InetSocketAddress("127.0.0.1", port))
         .addService(DriverService(driver))
+        .addService(AndroidDeviceService(driver))
         .build()
         .start()
 

@@ -41,10 +41,12 @@ class DriverServiceTest {
             listOf(
                 "pm path app.folio",
                 "am force-stop app.folio",
+                "dumpsys package app.folio",
+                "pm grant app.folio android.permission.POST_NOTIFICATIONS",
                 "cmd package resolve-activity --brief -a android.intent.action.MAIN -c android.intent.category.LAUNCHER app.folio",
                 "am start -n 'app.folio/.MainActivity'",
             ),
-            commands.filterNot { it == "cat /proc/uptime" || it == "wm size" },
+            commands.filterNot { it == "cat /proc/uptime" || it == "wm size" || it.startsWith("logcat") },
         )
     }
 
@@ -58,6 +60,17 @@ class DriverServiceTest {
         assertTrue("pm clear app.folio" in commands, commands.toString())
         assertTrue("am start -n 'app.folio/.SettingsActivity'" in commands, commands.toString())
         assertFalse(commands.any { it.startsWith("cmd package resolve-activity") })
+    }
+
+    @Test
+    fun `with --keep-data a launch asked to clear the state keeps the app's data`() {
+        val keptDevice = folioDevice()
+        InProcessSidecar(keptDevice, fastSettings.copy(clearData = false)).use { keeping ->
+            keeping.stub.launch(LaunchRequest.newBuilder().setBundleId("app.folio").setClearState(true).build())
+        }
+        val commands = keptDevice.commands
+        assertFalse(commands.any { it.startsWith("pm clear") }, commands.toString())
+        assertTrue("am force-stop app.folio" in commands, commands.toString())
     }
 
     @Test
@@ -216,76 +229,89 @@ class DriverServiceTest {
     }
 
     @Test
-    fun `Hierarchy falls back to a dump file where the device has no tty and keeps that form`() {
-        device.dumpTargets = setOf("file")
+    fun `Hierarchy dumps every window to a file it removes first, and reads it back`() {
         launch()
         stub.hierarchy(HierarchyRequest.getDefaultInstance())
-        stub.hierarchy(HierarchyRequest.getDefaultInstance())
-        val dumps = device.commands.filter { it.startsWith("uiautomator") }
-        assertEquals(
-            listOf(AndroidDriver.DumpForm.TTY, AndroidDriver.DumpForm.STDOUT, AndroidDriver.DumpForm.FILE, AndroidDriver.DumpForm.FILE).map { it.command },
-            dumps,
-        )
+        val file = AndroidDriver.DUMP_FILE
+        assertEquals(listOf("rm -f $file", "uiautomator dump --windows $file", "cat $file"), device.commands.takeLast(3))
     }
 
     @Test
-    fun `Hierarchy asks again while the device cannot get an idle state`() {
+    fun `an old dump file is never read as the screen when the new dump fails`() {
+        launch()
+        assertEquals("app.folio", stub.hierarchy(HierarchyRequest.getDefaultInstance()).root.`package`) // leaves its file
+        // The next screen never settles (a clock ticking on it).
+        stub.tap(TapRequest.newBuilder().setPoint(point(540, 420)).build())
+        device.neverIdleScreens = setOf(device.shownScreen().first)
+        // Without removing the file first, the device answers with the old screen: exit 0 and a screen.
+        val stale = device.shell("uiautomator dump ${AndroidDriver.DUMP_FILE} && cat ${AndroidDriver.DUMP_FILE}")
+        assertEquals(0, stale.exitCode)
+        assertTrue("ERROR: could not get idle state." in stale.stderr && "Add account" in stale.stdout, stale.toString())
+        // The sidecar removes it first and reads the error as no screen.
+        val error = assertThrows(StatusRuntimeException::class.java) { stub.hierarchy(HierarchyRequest.getDefaultInstance()) }
+        assertEquals(Status.Code.UNAVAILABLE, error.status.code)
+        assertTrue(error.status.description!!.contains("could not get idle state"), error.status.description)
+    }
+
+    @Test
+    fun `Hierarchy asks again while the device has no window to dump`() {
         launch()
         device.on(
             "uiautomator dump",
-            shellReply("ERROR: could not get idle state.\n"),
+            shellReply("", stderr = "ERROR: null root node returned by UiTestAutomationBridge.\n"),
             shellReply("<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\" />"),
-            shellReply(builtinScreen("folio-accounts.xml") + "UI hierchary dumped to: /dev/tty\n"),
+            shellReply("UI hierchary dumped to: ${AndroidDriver.DUMP_FILE}\n" + builtinScreen("folio-accounts.xml")),
         )
         assertEquals("app.folio", stub.hierarchy(HierarchyRequest.getDefaultInstance()).root.`package`)
-        assertEquals(3, device.commands.count { it.startsWith("uiautomator") })
+        assertEquals(3, device.commands.count { it.contains("uiautomator dump") })
     }
 
     @Test
-    fun `a busy answer while finding the dump form does not settle on that form`() {
-        device.dumpTargets = setOf("file")
-        device.on("dump /dev/tty", shellReply("ERROR: could not get idle state.\n"), shellReply("java.io.FileNotFoundException: /dev/tty: open failed: ENXIO (No such device or address)\n"))
-        launch()
-        stub.hierarchy(HierarchyRequest.getDefaultInstance())
-        stub.hierarchy(HierarchyRequest.getDefaultInstance())
-        assertEquals(
-            listOf("/dev/tty", "/dev/tty", "/dev/stdout", AndroidDriver.DUMP_FILE, AndroidDriver.DUMP_FILE),
-            device.commands.filter { it.startsWith("uiautomator") }.map { it.split(' ')[2] },
-        )
-    }
-
-    @Test
-    fun `Hierarchy gives up after its attempts with UNAVAILABLE`() {
-        device.on("uiautomator dump", shellReply("ERROR: could not get idle state.\n"))
+    fun `Hierarchy gives up after its attempts with UNAVAILABLE, at once for a screen that never settles`() {
+        device.on("uiautomator dump", shellReply("", stderr = "ERROR: null root node returned by UiTestAutomationBridge.\n"))
         val error = assertThrows(StatusRuntimeException::class.java) { stub.hierarchy(HierarchyRequest.getDefaultInstance()) }
         assertEquals(Status.Code.UNAVAILABLE, error.status.code)
-        assertTrue(error.status.description!!.contains("could not get idle state"))
-        assertEquals(fastSettings.dumpAttempts, device.commands.count { it.startsWith("uiautomator") })
+        assertTrue(error.status.description!!.contains("null root node"))
+        assertEquals(fastSettings.dumpAttempts, device.commands.count { it.contains("uiautomator dump") })
+
+        // That answer took the device 10 s: asking again within the call would not help.
+        val settles = folioDevice().on("uiautomator dump", shellReply("", stderr = "ERROR: could not get idle state.\n"))
+        InProcessSidecar(settles).use { other ->
+            val never = assertThrows(StatusRuntimeException::class.java) { other.stub.hierarchy(HierarchyRequest.getDefaultInstance()) }
+            assertTrue(never.status.description!!.contains("could not get idle state"))
+            assertEquals(1, settles.commands.count { it.contains("uiautomator dump") })
+        }
     }
 
     @Test
-    fun `Hierarchy of a rotated screen swaps the screen size`() {
-        device.setScreens(listOf(dump("rotated.xml")))
+    fun `after a rotation the screen size is swapped and taps across the landscape width are delivered`() {
+        launch()
+        assertFalse(stub.tap(TapRequest.newBuilder().setPoint(point(2000, 500)).build()).delivered, "off the portrait screen")
+        device.happen("rotate")
         val hierarchy = stub.hierarchy(HierarchyRequest.getDefaultInstance())
         assertEquals(2424, hierarchy.screenWidth)
         assertEquals(1080, hierarchy.screenHeight)
+        val tapped = stub.tap(TapRequest.newBuilder().setPoint(point(2000, 500)).build())
+        assertTrue(tapped.delivered, tapped.detail)
+        assertFalse(stub.tap(TapRequest.newBuilder().setPoint(point(500, 2000)).build()).delivered, "off the landscape screen")
     }
 
     @Test
-    fun `RecentLogs returns the app's entries after a time at a level or above`() {
+    fun `RecentLogs returns the app's entries after a time at a level or above, from one logcat that keeps running`() {
         assertEquals(0, stub.recentLogs(RecentLogsRequest.getDefaultInstance()).entriesCount) // no app launched yet
         launch()
-        val all = stub.recentLogs(RecentLogsRequest.newBuilder().setMinLevel(LogLevel.LOG_LEVEL_VERBOSE).build()).entriesList
-        assertEquals(listOf("ActivityThread", "Folio", "Folio", "Folio", "uatu.sdk"), all.map { it.tag })
+        // Read as the device writes it: the launch's own line comes in a moment after.
+        val all = eventually { stub.recentLogs(RecentLogsRequest.newBuilder().setMinLevel(LogLevel.LOG_LEVEL_VERBOSE).build()).entriesList.takeIf { it.size == 6 } }
+        assertEquals(listOf("ActivityThread", "Folio", "Folio", "Folio", "uatu.sdk", "ActivityThread"), all.map { it.tag })
         assertEquals(4_836_577, all[1].timeMs)
         assertEquals(LogLevel.LOG_LEVEL_DEBUG, all[1].level)
         assertEquals("accounts loaded: 3", all[1].message)
-        assertTrue(device.commands.contains("logcat -d -v monotonic --pid=4242 '*:V'"))
 
         val warnings = stub.recentLogs(RecentLogsRequest.newBuilder().setSinceMs(4_836_904).setMinLevel(LogLevel.LOG_LEVEL_WARN).build())
         assertEquals(listOf("balance mismatch: expected 1204.50, got 1204.05"), warnings.entriesList.map { it.message })
         assertEquals(LogLevel.LOG_LEVEL_ERROR, warnings.entriesList.single().level)
-        assertEquals("logcat -d -v monotonic --pid=4242 '*:W'", device.commands.last())
+        assertEquals(1, device.commands.count { it.startsWith("logcat") }, "the log is read once, not again at each call")
+        assertTrue(device.commands.none { it.startsWith("logcat -d") })
     }
 
     @Test
@@ -311,12 +337,14 @@ class DriverServiceTest {
     }
 
     @Test
-    fun `WaitForIdle on a still screen is idle after two equal dumps`() {
+    fun `WaitForIdle on a still screen is idle after one dump, which Hierarchy answers with`() {
         launch()
         val idle = stub.waitForIdle(WaitForIdleRequest.newBuilder().setTimeoutMs(20_000).build())
         assertTrue(idle.idle)
         assertTrue(idle.deviceTimeMs > 0)
-        assertEquals(2, device.commands.count { it.startsWith("uiautomator") })
+        assertEquals(1, device.commands.count { it.startsWith("uiautomator") })
+        assertEquals("app.folio", stub.hierarchy(HierarchyRequest.getDefaultInstance()).root.`package`)
+        assertEquals(1, device.commands.count { it.startsWith("uiautomator") })
     }
 }
 

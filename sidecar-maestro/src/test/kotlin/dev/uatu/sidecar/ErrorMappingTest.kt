@@ -4,6 +4,8 @@ import dev.uatu.sidecar.adb.AdbServerAddress
 import dev.uatu.sidecar.adb.AdbServerDevice
 import dev.uatu.sidecar.adb.AttachedDevice
 import dev.uatu.sidecar.adb.ScriptedDevice
+import dev.uatu.sidecar.fakedevice.AdbServerProcess
+import dev.uatu.sidecar.fakedevice.FakeAdbd
 import io.grpc.Status
 import io.grpc.StatusRuntimeException
 import org.junit.jupiter.api.Assertions.assertEquals
@@ -11,19 +13,14 @@ import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertThrows
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
-import org.junit.jupiter.params.ParameterizedTest
-import org.junit.jupiter.params.provider.Arguments
-import org.junit.jupiter.params.provider.MethodSource
 import uatu.driver.v1.DriverOuterClass.HealthRequest
 import uatu.driver.v1.DriverOuterClass.HierarchyRequest
 import uatu.driver.v1.DriverOuterClass.LaunchRequest
 import uatu.driver.v1.DriverOuterClass.Point
 import uatu.driver.v1.DriverOuterClass.TapRequest
 import uatu.driver.v1.DriverOuterClass.TerminateRequest
-import java.io.DataInputStream
 import java.net.InetAddress
 import java.net.ServerSocket
-import kotlin.concurrent.thread
 
 /** Each failure a person can act on reaches the host as a gRPC status with a message saying what to do. */
 class ErrorMappingTest {
@@ -32,59 +29,49 @@ class ErrorMappingTest {
         return error.status
     }
 
-    /**
-     * An ADB server on a real loopback socket answering `host:devices` with
-     * `devices` (the smart-socket protocol: hex length, OKAY, hex length, payload).
-     */
-    private fun withAdbServer(devices: String, block: (AdbServerAddress) -> Unit) {
-        ServerSocket(0, 50, InetAddress.getLoopbackAddress()).use { server ->
-            val serving = thread(isDaemon = true) {
-                while (!server.isClosed) {
-                    val client = try { server.accept() } catch (e: java.io.IOException) { break }
-                    client.use {
-                        val input = DataInputStream(it.getInputStream())
-                        val length = String(input.readNBytes(4)).toInt(16)
-                        val request = String(input.readNBytes(length))
-                        val payload = if (request == "host:devices") devices else "unknown request $request"
-                        val status = if (request == "host:devices") "OKAY" else "FAIL"
-                        it.getOutputStream().write((status + "%04x".format(payload.toByteArray().size) + payload).toByteArray())
-                    }
-                }
-            }
-            block(AdbServerAddress("127.0.0.1", server.localPort))
-            server.close()
-            serving.join(1_000)
-        }
-    }
-
     private fun healthThrough(server: AdbServerAddress, serial: String?): Status {
         InProcessSidecar({ AdbServerDevice.connect(server, serial) }).use { sidecar ->
             return statusOf { sidecar.stub.health(HealthRequest.getDefaultInstance()) }
         }
     }
 
-    companion object {
-        /** What `adb devices` lists, the serial asked for, and the status and advice the host gets. */
-        @JvmStatic
-        fun deviceChoices(): List<Arguments> = listOf(
-            Arguments.of("", null, Status.Code.FAILED_PRECONDITION, "no Android device is attached"),
-            Arguments.of("emulator-5554\tdevice\n0A1B2C3D\tdevice\n", null, Status.Code.FAILED_PRECONDITION,
-                "2 Android devices are attached (emulator-5554, 0A1B2C3D) and none was chosen: pick one with `--device android:SERIAL`"),
-            Arguments.of("emulator-5554\tdevice\n", "R58M123", Status.Code.FAILED_PRECONDITION,
-                "device R58M123 is not attached (attached: emulator-5554)"),
-            Arguments.of("R58M123\tunauthorized\n", null, Status.Code.PERMISSION_DENIED, "accept the \"Allow USB debugging?\" prompt"),
-            Arguments.of("R58M123\toffline\n", "R58M123", Status.Code.UNAVAILABLE, "device R58M123 is offline"),
-        )
-    }
+    /**
+     * Through a real ADB server of the test's own: the devices it lists are fake
+     * devices' adbds attached with `adb connect`, in the state each is left in.
+     */
+    @Test
+    fun `a device that cannot be used is a status saying what to do`() {
+        AdbServerProcess.start().use { server ->
+            fun expect(serial: String?, code: Status.Code, advice: String) {
+                val status = healthThrough(server.address, serial)
+                assertEquals(code, status.code, status.description)
+                assertTrue(status.description!!.contains(advice), status.description)
+            }
+            expect(null, Status.Code.FAILED_PRECONDITION, "no Android device is attached")
 
-    @ParameterizedTest(name = "[{index}] {2}: {3}")
-    @MethodSource("deviceChoices")
-    fun `a device that cannot be used is a status saying what to do`(devices: String, serial: String?, code: Status.Code, advice: String) =
-        withAdbServer(devices) { server ->
-            val status = healthThrough(server, serial)
-            assertEquals(code, status.code)
-            assertTrue(status.description!!.contains(advice), status.description)
+            FakeAdbd(folioDevice()).use { first ->
+                server.connect(first.serial)
+                expect("R58M123", Status.Code.FAILED_PRECONDITION, "device R58M123 is not attached (attached: ${first.serial})")
+                FakeAdbd(folioDevice()).use { second ->
+                    server.connect(second.serial)
+                    expect(null, Status.Code.FAILED_PRECONDITION, "2 Android devices are attached (")
+                    expect(null, Status.Code.FAILED_PRECONDITION, "and none was chosen: pick one with `--device android:SERIAL`")
+                    server.adb("disconnect", second.serial)
+                }
+                first.goOffline()
+                server.awaitState(first.serial, "offline")
+                expect(first.serial, Status.Code.UNAVAILABLE, "device ${first.serial} is offline")
+                server.adb("disconnect", first.serial)
+            }
+
+            FakeAdbd(folioDevice(), FakeAdbd.Options(auth = FakeAdbd.Auth.REFUSE)).use { locked ->
+                server.adb("connect", locked.serial)
+                server.awaitState(locked.serial, "unauthorized")
+                expect(null, Status.Code.PERMISSION_DENIED, "accept the \"Allow USB debugging?\" prompt")
+                server.adb("disconnect", locked.serial)
+            }
         }
+    }
 
     @Test
     fun `no ADB server is UNAVAILABLE saying how to start one`() {
@@ -92,6 +79,24 @@ class ErrorMappingTest {
         val status = healthThrough(AdbServerAddress("127.0.0.1", closedPort), null)
         assertEquals(Status.Code.UNAVAILABLE, status.code)
         assertTrue(status.description!!.contains("adb start-server"), status.description)
+    }
+
+    @Test
+    fun `the ADB server is found where adb looks for it`() {
+        assertEquals(AdbServerAddress("localhost", 5037), AdbServerAddress.default(emptyMap()))
+        assertEquals(AdbServerAddress("localhost", 5099), AdbServerAddress.default(mapOf("ANDROID_ADB_SERVER_PORT" to "5099")))
+        assertEquals(
+            AdbServerAddress("10.0.2.2", 5038),
+            AdbServerAddress.default(mapOf("ANDROID_ADB_SERVER_ADDRESS" to "10.0.2.2", "ANDROID_ADB_SERVER_PORT" to "5038")),
+        )
+        // ADB_SERVER_SOCKET wins, as in adb itself.
+        assertEquals(
+            AdbServerAddress("build-box", 5037),
+            AdbServerAddress.default(mapOf("ADB_SERVER_SOCKET" to "tcp:build-box:5037", "ANDROID_ADB_SERVER_PORT" to "5099")),
+        )
+        assertEquals(AdbServerAddress("::1", 5037), AdbServerAddress.parseSocket("tcp:[::1]:5037"))
+        val unread = assertThrows(IllegalArgumentException::class.java) { AdbServerAddress.default(mapOf("ADB_SERVER_SOCKET" to "localfilesystem:/tmp/adb")) }
+        assertTrue(unread.message!!.contains("expected tcp:HOST:PORT"), unread.message)
     }
 
     @Test

@@ -9,6 +9,7 @@ import io.grpc.ManagedChannel
 import io.grpc.Server
 import io.grpc.inprocess.InProcessChannelBuilder
 import io.grpc.inprocess.InProcessServerBuilder
+import uatu.driver.v1.AndroidDeviceGrpc
 import uatu.driver.v1.DriverGrpc
 
 fun resourceText(path: String): String =
@@ -25,11 +26,21 @@ fun shellReply(stdout: String, exitCode: Int = 0, stderr: String = "", delayMs: 
     ScriptedDevice.Reply.Shell(ShellResult(stdout, stderr, exitCode), delayMs)
 
 /**
- * Settings for tests: no pauses between idle polls or dump retries. The command timeout only
+ * Settings for tests: no pause between dump retries. The command timeout only
  * ends a test whose device hangs; a scripted device answers from memory, but a busy machine
  * may take seconds to schedule the thread that runs the command.
  */
-val fastSettings = DriverSettings(dumpRetryDelayMs = 0, idlePollMs = 0, commandTimeoutMs = 10_000)
+val fastSettings = DriverSettings(dumpRetryDelayMs = 0, commandTimeoutMs = 10_000)
+
+/** [probe]'s first non-null answer, asked again until it gives one (10 s at most): for what the device does in its own time. */
+fun <T : Any> eventually(probe: () -> T?): T {
+    val deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10)
+    while (true) {
+        probe()?.let { return it }
+        if (System.nanoTime() > deadline) throw AssertionError("not so within 10 s")
+        Thread.sleep(10)
+    }
+}
 
 /** The real gRPC service over a real in-process channel, driving `connect`'s device. */
 class InProcessSidecar(connect: () -> Adb, settings: DriverSettings = fastSettings) : AutoCloseable {
@@ -38,9 +49,10 @@ class InProcessSidecar(connect: () -> Adb, settings: DriverSettings = fastSettin
     val driver = AndroidDriver(connect, settings)
     private val name = InProcessServerBuilder.generateName()
     private val server: Server = InProcessServerBuilder.forName(name).directExecutor()
-        .addService(DriverService(driver)).build().start()
+        .addService(DriverService(driver)).addService(AndroidDeviceService(driver)).build().start()
     private val channel: ManagedChannel = InProcessChannelBuilder.forName(name).directExecutor().build()
     val stub: DriverGrpc.DriverBlockingStub = DriverGrpc.newBlockingStub(channel)
+    val android: AndroidDeviceGrpc.AndroidDeviceBlockingStub = AndroidDeviceGrpc.newBlockingStub(channel)
 
     override fun close() {
         channel.shutdownNow()

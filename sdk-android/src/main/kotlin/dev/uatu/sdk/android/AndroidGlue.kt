@@ -25,6 +25,13 @@ object AndroidGlue {
     const val EXTRA_SOCKET = "uatu.socket"
     const val DEFAULT_SOCKET = "uatu-agent"
 
+    /**
+     * The longest a pause holds the main thread without RESUME: below the 5 s after
+     * which Android reports an input event not handled as an ANR (the host sends no
+     * input during a pause, but the user or the system may).
+     */
+    const val HOLD_TIMEOUT_MILLIS = 4_000L
+
     /** Where a crash waits for the next process, under the app's no-backup files. */
     fun crashFile(application: Application) = File(application.noBackupFilesDir, "uatu/pending-crash.json")
 
@@ -55,6 +62,7 @@ object AndroidGlue {
                         // An app process is the app: an uncaught exception on any of its threads ends it.
                         crashes = ProcessCrashWatch,
                         hierarchy = ViewHierarchySource(application, windows),
+                        holdTimeoutMillis = HOLD_TIMEOUT_MILLIS,
                         report = ::logcat,
                     ),
                 )

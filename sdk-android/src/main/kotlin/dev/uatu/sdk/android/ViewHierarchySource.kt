@@ -7,6 +7,8 @@ import android.os.Build
 import android.view.View
 import android.view.ViewGroup
 import android.view.WindowManager
+import android.view.accessibility.AccessibilityNodeInfo
+import android.view.accessibility.AccessibilityNodeProvider
 import android.widget.Checkable
 import android.widget.TextView
 import dev.uatu.sdk.core.Bounds
@@ -22,11 +24,18 @@ import dev.uatu.sdk.core.Node
  * that are not VISIBLE, or clipped away entirely, are left out with their
  * subtrees. It cannot see system windows (the status bar, permission dialogs,
  * other apps): for those the host falls back to the sidecar's dump.
+ *
+ * Content drawn without Views (Jetpack Compose, a WebView's page, custom
+ * widgets) is read through the View's [AccessibilityNodeProvider], as the
+ * accessibility service reads it: its virtual nodes become children of the View.
+ * When nothing in the app's windows can be read (one opaque view: a game, Flutter,
+ * Compose without semantics), there is no hierarchy, and the host uses the dump.
  */
 class ViewHierarchySource(private val application: Application, private val activities: ActivityWindows) : HierarchySource {
-    override fun capture(): Hierarchy {
+    override fun capture(): Hierarchy? {
         val screen = screenBounds()
         val windows = rootViews().mapNotNull { node(it, screen) }
+        if (windows.none { window -> window.descendants().any(::isReadable) }) return null
         val root = Node(
             className = "",
             packageName = application.packageName,
@@ -79,11 +88,12 @@ class ViewHierarchySource(private val application: Application, private val acti
         view.getLocationOnScreen(location)
         val bounds = Rect(location[0], location[1], location[0] + view.width, location[1] + view.height)
         if (!bounds.intersect(clip)) return null
-        val children = if (view is ViewGroup) {
+        val views = if (view is ViewGroup) {
             (0 until view.childCount).mapNotNull { node(view.getChildAt(it), bounds) }
         } else {
             emptyList()
         }
+        val children = views + (view.accessibilityNodeProvider?.let { virtualChildren(it, bounds) } ?: emptyList())
         val info = view.createAccessibilityNodeInfo()
         try {
             return Node(
@@ -100,12 +110,97 @@ class ViewHierarchySource(private val application: Application, private val acti
                 scrollable = info.isScrollable,
                 bounds = Bounds(bounds.left, bounds.top, bounds.right, bounds.bottom),
                 children = children,
+                role = roleOf(info),
+                attributes = attributesOf(info, (view as? TextView)?.hint?.toString()),
             )
         } finally {
             @Suppress("DEPRECATION")
             info.recycle()
         }
     }
+
+    /** The virtual nodes under a View's provider: its host node's children, and theirs. */
+    private fun virtualChildren(provider: AccessibilityNodeProvider, clip: Rect): List<Node> {
+        val host = provider.createAccessibilityNodeInfo(AccessibilityNodeProvider.HOST_VIEW_ID) ?: return emptyList()
+        return virtualChildrenOf(provider, host, clip, depth = 0, visited = HashSet())
+    }
+
+    private fun virtualChildrenOf(
+        provider: AccessibilityNodeProvider,
+        parent: AccessibilityNodeInfo,
+        clip: Rect,
+        depth: Int,
+        visited: MutableSet<Int>,
+    ): List<Node> {
+        if (depth >= MAX_VIRTUAL_DEPTH) return emptyList()
+        return (0 until parent.childCount).mapNotNull { index ->
+            val id = virtualChildId(parent, index) ?: return@mapNotNull null
+            if (!visited.add(id)) return@mapNotNull null // a provider that loops
+            val info = provider.createAccessibilityNodeInfo(id) ?: return@mapNotNull null
+            if (!info.isVisibleToUser) return@mapNotNull null
+            val bounds = Rect().also(info::getBoundsInScreen)
+            if (!bounds.intersect(clip)) return@mapNotNull null
+            Node(
+                resourceId = info.viewIdResourceName.orEmpty(),
+                text = info.text?.toString().orEmpty(),
+                contentDescription = info.contentDescription?.toString().orEmpty(),
+                className = info.className?.toString().orEmpty(),
+                packageName = application.packageName,
+                clickable = info.isClickable,
+                enabled = info.isEnabled,
+                checked = info.isChecked,
+                focused = info.isFocused,
+                selected = info.isSelected,
+                scrollable = info.isScrollable,
+                bounds = Bounds(bounds.left, bounds.top, bounds.right, bounds.bottom),
+                children = virtualChildrenOf(provider, info, bounds, depth + 1, visited),
+                role = roleOf(info),
+                attributes = attributesOf(info, info.hintText?.toString()),
+            )
+        }
+    }
+
+    /**
+     * The virtual id of a provider-made node's child. The framework keeps it as a
+     * long whose high half is the virtual id; the getter is not public API, so it is
+     * reached by reflection and a platform without it gives no virtual children.
+     */
+    private fun virtualChildId(parent: AccessibilityNodeInfo, index: Int): Int? = try {
+        val childId = getChildId?.invoke(parent, index) as? Long ?: return null
+        (childId ushr 32).toInt()
+    } catch (e: ReflectiveOperationException) {
+        null
+    } catch (e: RuntimeException) {
+        null
+    }
+
+    private val getChildId by lazy {
+        try {
+            AccessibilityNodeInfo::class.java.getMethod("getChildId", Int::class.javaPrimitiveType)
+        } catch (e: ReflectiveOperationException) {
+            null
+        }
+    }
+
+    /** The role description an app or toolkit gave the node (Compose's `Role`, `ViewCompat.setAccessibilityRoleDescription`). */
+    private fun roleOf(info: AccessibilityNodeInfo): String =
+        info.extras?.getCharSequence(ROLE_DESCRIPTION_EXTRA)?.toString().orEmpty()
+
+    /** What the node info says that no Node field carries, by `uiautomator dump`'s attribute names. */
+    private fun attributesOf(info: AccessibilityNodeInfo, hint: String?): Map<String, String> = buildMap {
+        put("checkable", info.isCheckable.toString())
+        put("focusable", info.isFocusable.toString())
+        put("long-clickable", info.isLongClickable.toString())
+        put("password", info.isPassword.toString())
+        if (!hint.isNullOrEmpty()) put("hint", hint)
+    }
+
+    /**
+     * Something a spec can find a node by: text, a description, being clickable, or an
+     * id of the app's own (the window decor's `android:id/content` and the like say nothing).
+     */
+    private fun isReadable(node: Node) = node.text.isNotEmpty() || node.contentDescription.isNotEmpty() || node.clickable ||
+        (node.resourceId.isNotEmpty() && !node.resourceId.startsWith("android:id/"))
 
     /** `package:id/name`, as uiautomator writes resource ids; empty for views without one. */
     private fun resourceName(view: View): String {
@@ -115,5 +210,13 @@ class ViewHierarchySource(private val application: Application, private val acti
         } catch (e: Resources.NotFoundException) {
             ""
         }
+    }
+
+    private companion object {
+        /** Deeper than any real screen; it stops a provider that nests without end. */
+        const val MAX_VIRTUAL_DEPTH = 64
+
+        /** Where AndroidX keeps a node's role description (AccessibilityNodeInfoCompat). */
+        const val ROLE_DESCRIPTION_EXTRA = "AccessibilityNodeInfo.roleDescription"
     }
 }

@@ -28,7 +28,8 @@ class AgentOptions(
 
 /** Reads the app's windows as driver.proto's hierarchy, on the main thread. */
 fun interface HierarchySource {
-    fun capture(): Hierarchy
+    /** The windows, or null when nothing in them can be read (the host then uses the device's dump). */
+    fun capture(): Hierarchy?
 }
 
 /**
@@ -49,6 +50,9 @@ class Agent(private val clock: () -> Long = System::currentTimeMillis) {
         val pauser = Pauser(options.safePoint, this, options.holdTimeoutMillis, logs)
         val client = Client(options.transport, ::hello, pauser, logs, options.report, options.backoff)
         private var crashWatch: AutoCloseable? = null
+
+        /** Whether the log already says that the app's windows cannot be read (said once, not at every pause). */
+        private var opaqueReported = false
         private var crashesInFlight = emptyList<ExceptionInfo>()
 
         fun hello() = Message.Hello(
@@ -82,7 +86,14 @@ class Agent(private val clock: () -> Long = System::currentTimeMillis) {
                 logs.add(LogLevel.WARN, SDK_LOG_TAG, "uatu: the host asked for the hierarchy, which this SDK cannot read")
                 return null
             }
-            return safely(now, "hierarchy") { source.capture() }
+            return safely(now, "hierarchy") {
+                source.capture().also { captured ->
+                    if (captured == null && !opaqueReported) {
+                        opaqueReported = true
+                        logs.add(LogEntry(now, LogLevel.INFO, SDK_LOG_TAG, "uatu: nothing in the app's windows can be read (one opaque view?): no hierarchy, the host uses the dump"))
+                    }
+                }
+            }
         }
 
         private fun <T> safely(now: Long, what: String, block: () -> T): T? = try {

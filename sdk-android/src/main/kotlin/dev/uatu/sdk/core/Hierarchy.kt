@@ -3,6 +3,7 @@ package dev.uatu.sdk.core
 import kotlinx.serialization.json.JsonArray
 import kotlinx.serialization.json.JsonElement
 import kotlinx.serialization.json.JsonObject
+import kotlinx.serialization.json.JsonPrimitive
 import kotlinx.serialization.json.buildJsonObject
 import kotlinx.serialization.json.put
 
@@ -57,6 +58,10 @@ data class Node(
     val scrollable: Boolean = false,
     val bounds: Bounds = Bounds(0, 0, 0, 0),
     val children: List<Node> = emptyList(),
+    /** The accessibility role the platform gives it (a role description); empty when none. */
+    val role: String = "",
+    /** Every other attribute read, by the platform's name (`checkable`, `hint`, …). */
+    val attributes: Map<String, String> = emptyMap(),
 ) {
     fun toJson(): JsonObject = buildJsonObject {
         put("resource_id", resourceId)
@@ -72,6 +77,9 @@ data class Node(
         put("scrollable", scrollable)
         put("bounds", bounds.toJson())
         put("children", JsonArray(children.map { it.toJson() }))
+        // Optional (added later): written only when there is something to say.
+        if (role.isNotEmpty()) put("role", role)
+        if (attributes.isNotEmpty()) put("attributes", JsonObject(attributes.mapValues { JsonPrimitive(it.value) }))
     }
 
     fun descendants(): Sequence<Node> = sequence {
@@ -99,6 +107,10 @@ data class Node(
                     .also { bounds.refuseUnknown() },
                 children = fields.array(fields.required("children"), "children")
                     .mapIndexed { i, child -> parse(child, "$where.children[$i]") },
+                role = fields.optional("role") { string(it, "role") }.orEmpty(),
+                attributes = fields.optional("attributes") { element ->
+                    obj(element, "attributes").mapValues { (name, value) -> string(value, "attributes.$name") }
+                }.orEmpty(),
             ).also { fields.refuseUnknown() }
         }
     }

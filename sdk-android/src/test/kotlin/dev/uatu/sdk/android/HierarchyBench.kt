@@ -48,7 +48,7 @@ class HierarchyBench {
         val activity = Robolectric.buildActivity(ThreeHundredViews::class.java).setup().get()
         shadowOf(Looper.getMainLooper()).idleFor(Duration.ofMillis(50))
         val source = ViewHierarchySource(RuntimeEnvironment.getApplication(), ActivityWindows().also { it.onActivityStarted(activity) })
-        val nodes = source.capture().nodes().count()
+        val nodes = (source.capture() ?: error("no hierarchy")).nodes().count()
         assertEquals("the layout's views, the decor's and the screen root", 1 + 3 * ROWS + 1 + DECOR_NODES, nodes)
         repeat(200) { source.capture() }
         val samples = LongArray(1_000) {

@@ -31,7 +31,7 @@ class HierarchyTest {
         activity.showDialog()
         shadowOf(Looper.getMainLooper()).idleFor(Duration.ofMillis(100))
         val windows = ActivityWindows().also { it.onActivityStarted(activity) }
-        return ViewHierarchySource(RuntimeEnvironment.getApplication(), windows).capture()
+        return ViewHierarchySource(RuntimeEnvironment.getApplication(), windows).capture() ?: throw AssertionError("no hierarchy")
     }
 
     private fun Node.find(predicate: (Node) -> Boolean): Node? = descendants().firstOrNull(predicate)
@@ -49,6 +49,7 @@ class HierarchyTest {
         assertEquals("note", edit.text)
         assertEquals(Bounds(10, 50, 310, 100), edit.bounds)
         assertTrue(edit.clickable && edit.enabled && edit.focused)
+        assertEquals(mapOf("checkable" to "false", "focusable" to "true", "long-clickable" to "true", "password" to "false"), edit.attributes)
 
         val submit = activity.byId("android:id/button1")
         assertEquals("android.widget.Button", submit.className)
@@ -89,6 +90,33 @@ class HierarchyTest {
             fixture.writeText(Json { prettyPrint = true }.encodeToString(JsonElement.serializer(), captured) + "\n")
         }
         assertEquals(Json.parseToJsonElement(fixture.readText()), captured)
+    }
+
+    private fun captureOf(activityClass: Class<out android.app.Activity>): Hierarchy? {
+        val activity = Robolectric.buildActivity(activityClass).setup().get()
+        shadowOf(Looper.getMainLooper()).idleFor(Duration.ofMillis(100))
+        val windows = ActivityWindows().also { it.onActivityStarted(activity) }
+        return ViewHierarchySource(RuntimeEnvironment.getApplication(), windows).capture()
+    }
+
+    @Test
+    fun `content drawn without Views is read through its accessibility node provider`() {
+        val screen = captureOf(VirtualNodesActivity::class.java) ?: throw AssertionError("no hierarchy")
+        val keys = screen.root.find { it.className.endsWith("VirtualKeysView") || it.children.any { child -> child.text == "7" } }
+            ?: throw AssertionError("no view holding the virtual keys in\n${screen.root}")
+        assertEquals(listOf("7", "8"), keys.children.map { it.text })
+        val seven = keys.children[0]
+        assertEquals("app.virtual:id/key_7", seven.resourceId)
+        assertEquals("android.widget.Button", seven.className)
+        assertTrue(seven.clickable && seven.enabled)
+        assertEquals(Bounds(10, 20, 60, 50), seven.bounds) // the view's place on screen, then the key's inside it
+        assertEquals(listOf("eight"), keys.children[1].children.map { it.text })
+        assertEquals(Bounds(65, 25, 105, 45), keys.children[1].children.single().bounds)
+    }
+
+    @Test
+    fun `a window that is one opaque view gives no hierarchy, so the host uses the dump`() {
+        assertEquals(null, captureOf(OpaqueActivity::class.java))
     }
 
     private fun Bounds.within(outer: Bounds) = left >= outer.left && top >= outer.top && right <= outer.right && bottom <= outer.bottom

@@ -18,6 +18,13 @@ interface Adb : AutoCloseable {
     fun shell(command: String): ShellResult
 
     /**
+     * Starts `command` in the device's shell and reads its standard output as it
+     * comes, for commands that do not end by themselves (`logcat` without `-d`).
+     * Closing the stream ends the command on the device.
+     */
+    fun shellStream(command: String): ShellStream
+
+    /**
      * Runs `command` on a raw stream (adb's `exec:` service) and returns its
      * standard output byte for byte: binary output such as `screencap -p`
      * would be damaged by a text decoding.
@@ -40,6 +47,14 @@ interface Adb : AutoCloseable {
     fun removeReverseForward(deviceSocket: String)
 
     override fun close() {}
+}
+
+/** The standard output of a command still running, piece by piece. */
+interface ShellStream : AutoCloseable {
+    /** The next piece of standard output, waiting for it; null once the command ended or the stream was closed. */
+    fun next(): ByteArray?
+
+    override fun close()
 }
 
 data class ShellResult(val stdout: String, val stderr: String, val exitCode: Int) {

@@ -1,31 +1,104 @@
 package dev.uatu.sidecar.adb
 
+import dadb.AdbShellPacket
+import dadb.AdbStream
 import dadb.Dadb
-import dadb.adbserver.AdbServer
 import dev.uatu.sidecar.DriverException
 import okio.Buffer
+import okio.BufferedSink
+import okio.BufferedSource
+import okio.buffer
+import okio.sink
+import okio.source
+import java.io.ByteArrayOutputStream
 import java.io.DataInputStream
 import java.io.IOException
+import java.io.InputStream
+import java.io.OutputStream
 import java.net.InetSocketAddress
 import java.net.Socket
+import java.nio.channels.Channels
+import java.nio.channels.SocketChannel
 
 /**
  * A device reached through the ADB server (`adb start-server`, port 5037 by
- * default) with dadb. Going through the server rather than straight to adbd is
- * what makes `adb reverse` work: the server accepts the connections the device
- * opens back to the host and hands them to the host's TCP port.
+ * default). Going through the server rather than straight to adbd is what makes
+ * `adb reverse` work: the server accepts the connections the device opens back
+ * to the host and hands them to the host's TCP port.
+ *
+ * Each command is one connection to the server (`host:transport:SERIAL`, then
+ * the device service), on an interruptible channel: interrupting the thread
+ * that waits for a device closes that connection, and the server then closes the
+ * device's stream, which ends the command on the device. dadb reads the shell
+ * protocol's packets and speaks the sync protocol over these connections. Its
+ * own server client is not used: it starts an ADB server by itself when none
+ * answers (a process this program would leave behind), and its blocking sockets
+ * cannot be interrupted.
  */
 class AdbServerDevice private constructor(
     override val serial: String,
-    private val dadb: Dadb,
+    private val server: AdbServerAddress,
 ) : Adb {
+    private val dadb = object : Dadb {
+        override fun open(destination: String): AdbStream = openService(destination)
+
+        override fun supportsFeature(feature: String) = false
+
+        override fun close() {}
+
+        override fun toString() = serial
+    }
+
+    /**
+     * Runs [command] through the shell protocol (exit code, stdout and stderr apart);
+     * the output is decoded as UTF-8 once it is whole, so a character cut between two
+     * packets arrives intact.
+     */
     override fun shell(command: String): ShellResult {
-        val response = dadb.shell(command)
-        return ShellResult(response.output, response.errorOutput, response.exitCode)
+        val shell = dadb.openShell(command)
+        try {
+            val stdout = ByteArrayOutputStream()
+            val stderr = ByteArrayOutputStream()
+            while (true) {
+                when (val packet = shell.read()) {
+                    is AdbShellPacket.StdOut -> stdout.write(packet.payload)
+                    is AdbShellPacket.StdError -> stderr.write(packet.payload)
+                    is AdbShellPacket.Exit -> return ShellResult(
+                        stdout.toString(Charsets.UTF_8),
+                        stderr.toString(Charsets.UTF_8),
+                        packet.payload[0].toInt() and 0xFF,
+                    )
+                }
+            }
+        } finally {
+            shell.close()
+        }
+    }
+
+    override fun shellStream(command: String): ShellStream {
+        val shell = dadb.openShell(command)
+        return object : ShellStream {
+            override fun next(): ByteArray? {
+                while (true) {
+                    val packet = try {
+                        shell.read()
+                    } catch (e: IOException) {
+                        return null // closed, here or on the device
+                    }
+                    when (packet) {
+                        is AdbShellPacket.StdOut -> return packet.payload
+                        is AdbShellPacket.StdError -> continue
+                        is AdbShellPacket.Exit -> return null
+                    }
+                }
+            }
+
+            override fun close() = shell.close()
+        }
     }
 
     override fun execOut(command: String): ByteArray =
-        dadb.open("exec:$command").use { stream -> stream.source.readByteArray() }
+        openService("exec:$command").use { stream -> stream.source.readByteArray() }
 
     override fun push(content: ByteArray, remotePath: String) {
         dadb.push(Buffer().write(content), remotePath, FILE_MODE, System.currentTimeMillis())
@@ -51,7 +124,7 @@ class AdbServerDevice private constructor(
 
     /** Sends one adbd service request that answers `OKAY` or `FAIL` + a length-prefixed message. */
     private fun requestOnDevice(request: String) {
-        dadb.open(request).use { stream ->
+        openService(request).use { stream ->
             val status = stream.source.readUtf8(4)
             if (status != "OKAY") {
                 val message = runCatching {
@@ -63,7 +136,34 @@ class AdbServerDevice private constructor(
         }
     }
 
-    override fun close() = dadb.close()
+    /** One connection to the server switched to this device and opened on [service]. */
+    private fun openService(service: String): AdbStream {
+        val channel = try {
+            SocketChannel.open(InetSocketAddress(server.host, server.port))
+        } catch (e: IOException) {
+            throw IOException("cannot reach the ADB server at $server: ${e.message}", e)
+        }
+        try {
+            val input = Channels.newInputStream(channel)
+            val output = Channels.newOutputStream(channel)
+            hostRequest(input, output, "host:transport:$serial")
+            hostRequest(input, output, service)
+            return ChannelStream(channel, input, output)
+        } catch (e: Exception) {
+            channel.close()
+            throw e
+        }
+    }
+
+    /** A device stream over the server connection; closing it closes the connection. */
+    private class ChannelStream(private val channel: SocketChannel, input: InputStream, output: OutputStream) : AdbStream {
+        override val source: BufferedSource = input.source().buffer()
+        override val sink: BufferedSink = output.sink().buffer()
+
+        override fun close() = channel.close()
+    }
+
+    override fun close() {}
 
     override fun toString() = "Android device $serial"
 
@@ -79,8 +179,7 @@ class AdbServerDevice private constructor(
         fun connect(server: AdbServerAddress, serial: String?): AdbServerDevice {
             val devices = listDevices(server)
             val chosen = chooseDevice(devices, serial, server)
-            val dadb = AdbServer.createDadb(server.host, server.port, "host:transport:${chosen.serial}")
-            return AdbServerDevice(chosen.serial, dadb)
+            return AdbServerDevice(chosen.serial, server)
         }
 
         /** The devices the ADB server knows, with their states (`adb devices`). */
@@ -89,7 +188,8 @@ class AdbServerDevice private constructor(
                 Socket().use { socket ->
                     socket.connect(InetSocketAddress(server.host, server.port), 2_000)
                     socket.soTimeout = 5_000
-                    hostRequest(socket, "host:devices")
+                    hostRequest(socket.getInputStream(), socket.getOutputStream(), "host:devices")
+                    readProtocolString(DataInputStream(socket.getInputStream()))
                 }
             } catch (e: IOException) {
                 throw DriverException.adbServerUnreachable(server, e)
@@ -122,20 +222,25 @@ class AdbServerDevice private constructor(
             }
         }
 
-        /** One request of the ADB server's smart-socket protocol: hex length + text, answered OKAY/FAIL + hex length + text. */
-        private fun hostRequest(socket: Socket, request: String): String {
+        /**
+         * One request of the ADB server's smart-socket protocol: four hex digits of
+         * length and the text; answered `OKAY`, or `FAIL` and a length-prefixed reason
+         * (`device 'X' not found`, `device offline`), thrown as an [IOException].
+         */
+        private fun hostRequest(input: InputStream, output: OutputStream, request: String) {
             val bytes = request.toByteArray(Charsets.UTF_8)
-            socket.getOutputStream().apply {
-                write(String.format("%04x", bytes.size).toByteArray(Charsets.US_ASCII))
-                write(bytes)
-                flush()
-            }
-            val input = DataInputStream(socket.getInputStream())
-            val status = String(input.readNBytes(4), Charsets.US_ASCII)
-            val length = String(input.readNBytes(4), Charsets.US_ASCII).toInt(16)
-            val payload = String(input.readNBytes(length), Charsets.UTF_8)
-            if (status != "OKAY") throw IOException("ADB server refused $request: $payload")
-            return payload
+            output.write("%04x".format(bytes.size).toByteArray(Charsets.US_ASCII) + bytes)
+            output.flush()
+            val data = DataInputStream(input)
+            val status = String(data.readNBytes(4), Charsets.US_ASCII)
+            if (status == "OKAY") return
+            val reason = if (status == "FAIL") readProtocolString(data) else "unexpected answer `$status`"
+            throw IOException("ADB server refused $request: $reason")
+        }
+
+        private fun readProtocolString(input: DataInputStream): String {
+            val length = String(input.readNBytes(4), Charsets.US_ASCII).toIntOrNull(16) ?: throw IOException("ADB server answered no length")
+            return String(input.readNBytes(length), Charsets.UTF_8)
         }
     }
 }
@@ -146,8 +251,26 @@ data class AdbServerAddress(val host: String, val port: Int) {
     override fun toString() = "$host:$port"
 
     companion object {
-        /** The server adb itself would use: `ANDROID_ADB_SERVER_PORT`, else 5037, on localhost. */
-        fun default(): AdbServerAddress =
-            AdbServerAddress("localhost", System.getenv("ANDROID_ADB_SERVER_PORT")?.toIntOrNull() ?: 5037)
+        /**
+         * The server adb itself would use: `ADB_SERVER_SOCKET=tcp:HOST:PORT` when set, else
+         * `ANDROID_ADB_SERVER_ADDRESS` (default localhost) and `ANDROID_ADB_SERVER_PORT` (default 5037).
+         */
+        fun default(environment: Map<String, String> = System.getenv()): AdbServerAddress {
+            environment["ADB_SERVER_SOCKET"]?.takeIf { it.isNotBlank() }?.let { socket ->
+                return parseSocket(socket) ?: throw IllegalArgumentException(
+                    "ADB_SERVER_SOCKET=$socket: expected tcp:HOST:PORT (the only form uatu reads)",
+                )
+            }
+            val host = environment["ANDROID_ADB_SERVER_ADDRESS"]?.takeIf { it.isNotBlank() } ?: "localhost"
+            return AdbServerAddress(host, environment["ANDROID_ADB_SERVER_PORT"]?.toIntOrNull() ?: 5037)
+        }
+
+        /** `tcp:HOST:PORT` (adb's socket spec), or null when it is not one. */
+        fun parseSocket(spec: String): AdbServerAddress? {
+            val address = spec.removePrefix("tcp:").takeIf { spec.startsWith("tcp:") } ?: return null
+            val host = address.substringBeforeLast(':', "").removeSurrounding("[", "]").ifEmpty { return null }
+            val port = address.substringAfterLast(':').toIntOrNull()?.takeIf { it in 1..65535 } ?: return null
+            return AdbServerAddress(host, port)
+        }
     }
 }

@@ -8,13 +8,14 @@ import dev.uatu.sdk.core.Hierarchy
 import dev.uatu.sdk.core.HierarchySource
 import dev.uatu.sdk.core.Node
 import dev.uatu.sdk.core.SafePoint
-import dev.uatu.sdk.core.TcpTransport
 import dev.uatu.sdk.core.Transport
 import dev.uatu.sidecar.android.UiAutomatorDump
 import dev.uatu.sidecar.android.UiElement
 import java.io.IOException
+import java.util.concurrent.CountDownLatch
 import java.util.concurrent.ExecutorService
 import java.util.concurrent.Executors
+import java.util.concurrent.TimeUnit
 
 /**
  * The app of the fake device with uatu's SDK linked in: the real platform-free core
@@ -37,11 +38,26 @@ class FakeApp private constructor(
 ) : AutoCloseable {
     private val agent = Agent()
 
+    /**
+     * The app's process: it ends quietly on a crash (the device logs `FATAL EXCEPTION`
+     * in its crash buffer, as Android's runtime does), and the moment it ends is awaited.
+     */
+    private val process = object : ThreadGroup("fake-app process $packageName") {
+        override fun uncaughtException(thread: Thread, error: Throwable) {
+            died.countDown()
+        }
+    }
+    private val died = CountDownLatch(1)
+
     /** The app's threads: its main thread. The sidecar's own threads are not the app's, so never its crash. */
-    private val threads = AppThreads("fake-app $packageName")
+    private val threads = AppThreads("fake-app $packageName", process)
     private val mainThread: ExecutorService = Executors.newSingleThreadExecutor { task ->
         threads.newThread("fake-app-main", task).apply { isDaemon = true }
     }
+
+    /** Held while the main thread is blocked (an ANR) or the process is frozen (in the background). */
+    @Volatile
+    private var blocked: CountDownLatch? = null
 
     private fun start(token: String, socket: String) {
         agent.extract("screen") { device.shownScreen().first }
@@ -63,7 +79,7 @@ class FakeApp private constructor(
     private fun forwardedSocket(socket: String) = Transport {
         val port = device.reverseForwards["localabstract:$socket"]
             ?: throw IOException("connection refused: nothing listens on @$socket (no reverse forward)")
-        TcpTransport(port).connect()
+        device.reverseConnector.connect(port)
     }
 
     private fun ownWindow(): Hierarchy {
@@ -97,16 +113,53 @@ class FakeApp private constructor(
             scrollable = element.scrollable,
             bounds = bounds?.let { Bounds(it.left, it.top, it.right, it.bottom) } ?: Bounds(0, 0, 0, 0),
             children = element.children.map(::node),
+            attributes = element.attributes(),
         )
     }
 
-    /** The process ends (force-stop, clear-data, the device going away). */
+    /**
+     * The main thread stops running tasks until [unblock]: what the SDK sees of an
+     * ANR (its main thread stuck) and of a frozen process (nothing runs at all):
+     * PAUSEs go unanswered.
+     */
+    fun block() {
+        if (blocked != null) return
+        val latch = CountDownLatch(1).also { blocked = it }
+        mainThread.execute {
+            try {
+                latch.await()
+            } catch (e: InterruptedException) {
+                // the process ends
+            }
+        }
+    }
+
+    fun unblock() {
+        blocked?.countDown()
+        blocked = null
+    }
+
+    /**
+     * An `IllegalStateException(message)` uncaught on the main thread, once it runs:
+     * the SDK reports it (GOODBYE `crash: …`) and the process dies. Waits a moment
+     * for the report.
+     */
+    fun crash(message: String) {
+        unblock()
+        mainThread.execute { throw IllegalStateException(message) }
+        died.await(CRASH_WAIT_SECONDS, TimeUnit.SECONDS)
+    }
+
+    /** The process ends (force-stop, clear-data, a crash, the device going away). */
     override fun close() {
         agent.stop("the app process was stopped")
+        blocked?.countDown()
         mainThread.shutdownNow()
     }
 
     companion object {
+        private const val CRASH_WAIT_SECONDS = 5L
+
         /** The content description of the root of the fake app's own hierarchy. */
         const val HIERARCHY_MARK = "uatu fake app: in-app hierarchy"
 

@@ -1,18 +1,28 @@
 package dev.uatu.sidecar.android
 
 import dev.uatu.sidecar.DriverException
+import dev.uatu.sidecar.DriverService
 import dev.uatu.sidecar.adb.Adb
 import dev.uatu.sidecar.adb.ShellResult
+import io.grpc.Context
+import io.grpc.Status
+import uatu.driver.v1.DriverOuterClass.AppProcessState
 import uatu.driver.v1.DriverOuterClass.HierarchyResponse
 import uatu.driver.v1.DriverOuterClass.Key
 import uatu.driver.v1.DriverOuterClass.LogEntry
 import uatu.driver.v1.DriverOuterClass.LogLevel
 import uatu.driver.v1.DriverOuterClass.Node
+import uatu.driver.v1.DriverOuterClass.WindowKind
 import java.io.IOException
+import java.nio.file.Files
+import java.nio.file.NoSuchFileException
+import java.nio.file.Path
+import java.util.concurrent.CancellationException
 import java.util.concurrent.ExecutionException
 import java.util.concurrent.Executors
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.TimeoutException
+import java.util.concurrent.locks.ReentrantLock
 
 /** The outcome of an input: driver.proto's InputResponse without the time. */
 data class InputOutcome(val delivered: Boolean, val detail: String = "")
@@ -25,6 +35,20 @@ data class Hierarchy(val dump: UiDump, val root: Node, val screenWidth: Int, val
     fun toProto(): HierarchyResponse = HierarchyResponse.newBuilder()
         .setRoot(root).setScreenWidth(screenWidth).setScreenHeight(screenHeight).build()
 }
+
+/** The focused window and the screen now: driver.proto's FocusResponse without the time. */
+data class Focus(
+    val packageName: String,
+    val title: String,
+    val kind: WindowKind,
+    val keyboardShown: Boolean,
+    val width: Int,
+    val height: Int,
+    val rotation: Int,
+)
+
+/** The app's process as the device sees it: driver.proto's AppStatusResponse without the time. */
+data class AppStatus(val state: AppProcessState, val pid: Int, val detail: String, val crash: String)
 
 /** How the app's SDK reaches the host: the device socket forwarded to the host's agent port, and the run's token. */
 data class AgentForward(val hostPort: Int, val token: String?, val deviceSocket: String = DEFAULT_SOCKET) {
@@ -41,15 +65,28 @@ data class AgentForward(val hostPort: Int, val token: String?, val deviceSocket:
 }
 
 data class DriverSettings(
-    /** The longest one device command may take before the call fails with DEADLINE_EXCEEDED. */
+    /** The longest one device command may take, when the caller set no shorter deadline. */
     val commandTimeoutMs: Long = 20_000,
-    /** How often `uiautomator dump` is asked again when the screen was busy. */
+    /**
+     * The longest one `uiautomator dump` may take: its idle wait gives up after 10 s
+     * (`UiAutomation.waitForIdle(1000, 10000)`), then it walks the tree and writes the file.
+     */
+    val dumpTimeoutMs: Long = 15_000,
+    /** How often a dump is asked again when it answered with no screen (busy, no window yet). */
     val dumpAttempts: Int = 5,
     val dumpRetryDelayMs: Long = 150,
-    /** No new attempt starts after this long, so Hierarchy answers within the host's 5 s deadline. */
-    val dumpBudgetMs: Long = 4_000,
-    /** The least time between two dumps when waiting for idle (a real dump takes longer by itself). */
-    val idlePollMs: Long = 50,
+    /**
+     * How long after WaitForIdle's dump a Hierarchy call without an input in between
+     * answers with that dump instead of taking another (the host asks right after).
+     */
+    val idleDumpReuseMs: Long = 2_000,
+    /** Grant the app's requested runtime permissions at each launch (as Maestro does by default). */
+    val grantPermissions: Boolean = true,
+    /**
+     * Whether a launch asked to clear the app's state runs `pm clear` (the host's
+     * `--clear-data`); when not, the app is stopped and started on the data it has.
+     */
+    val clearData: Boolean = true,
     val agent: AgentForward? = null,
 )
 
@@ -57,6 +94,12 @@ data class DriverSettings(
  * Every RPC of driver.proto, done on an Android device through the narrow
  * [Adb] boundary. Thread-safe: gRPC calls run on several threads, and calls
  * that touch the device are serialised (the device does one thing at a time anyway).
+ *
+ * Deadlines: a call waits for the device, and for the device to be free of
+ * another call, no longer than its caller's gRPC deadline (or the command
+ * timeout); when the caller cancels or the deadline passes, the command under
+ * way is interrupted, which closes its connection and ends it on the device, so
+ * the next call does not queue behind a dump nobody waits for.
  *
  * The device is connected lazily by `connect` and again after it was lost, so
  * a sidecar started before the device is attached, or across a USB hiccup,
@@ -66,31 +109,47 @@ class AndroidDriver(
     private val connect: () -> Adb,
     private val settings: DriverSettings = DriverSettings(),
 ) : AutoCloseable {
-    private val lock = Any()
+    private val lock = ReentrantLock()
+
+    /** What holds the device now, for the message of a call that waited for it in vain. */
+    @Volatile
+    private var busyWith = ""
     private var session: Session? = null
     private val commands = Executors.newCachedThreadPool { runnable ->
         Thread(runnable, "adb-command").apply { isDaemon = true }
     }
 
-    /** The app the host launched last: logs and metrics are that app's. */
+    /** The app the host launched last, and when: logs, metrics and status are that app's since then. */
     @Volatile
     private var appPackage: String? = null
+
+    @Volatile
+    private var launchedAtMs = 0L
 
     private inner class Session(val adb: Adb) {
         val bootOffsetMs: Long
         val connectedAtNanos = System.nanoTime()
-        val screen: Pair<Int, Int>
-        var dumpForm: DumpForm? = null
+        val physicalScreen: Pair<Int, Int>
+
+        /** The screen as last seen (a dump's rotation, the window manager's size): rotated when the device is. */
+        @Volatile
+        var screen: Pair<Int, Int>
 
         /** The last dump read and its hierarchy: the same XML again (a still screen) is not parsed again. */
         var lastDump: Pair<String, Hierarchy>? = null
+
+        /** WaitForIdle's dump and when it was taken, until the next input. */
+        var idleDump: Pair<Hierarchy, Long>? = null
+
+        val logs: LogFollower
 
         init {
             bootOffsetMs = DeviceOutput.uptimeMs(run(adb, "cat /proc/uptime").stdout)
                 ?: throw DriverException.deviceError("reading /proc/uptime", adb.serial, "no uptime in the answer")
             val size = run(adb, "wm size")
-            screen = DeviceOutput.screenSize(size.stdout)
+            physicalScreen = DeviceOutput.screenSize(size.stdout)
                 ?: throw DriverException.deviceError("wm size", adb.serial, "no screen size in `${size.allOutput}`")
+            screen = physicalScreen
             settings.agent?.let { agent ->
                 try {
                     adb.reverseForward(agent.deviceSocket, agent.hostPort)
@@ -98,75 +157,115 @@ class AndroidDriver(
                     throw DriverException.reverseForwardFailed(adb.serial, agent.deviceSocket, agent.hostPort, e)
                 }
             }
+            logs = LogFollower(adb.shellStream(Logcat.FOLLOW))
         }
 
         /** The device's monotonic clock: its uptime when connected plus the time since. */
         fun nowMs(): Long = bootOffsetMs + (System.nanoTime() - connectedAtNanos) / 1_000_000
-    }
 
-    /** How `uiautomator dump` is asked for its XML; the first that works on a device is kept. */
-    enum class DumpForm(val command: String) {
-        TTY("uiautomator dump /dev/tty"),
-        STDOUT("uiautomator dump /dev/stdout"),
-        FILE("uiautomator dump $DUMP_FILE && cat $DUMP_FILE"),
-    }
+        /** The screen for a rotation: the physical one, turned a quarter for 1 and 3. */
+        fun screenFor(rotation: Int): Pair<Int, Int> =
+            if (rotation % 2 == 1) physicalScreen.second to physicalScreen.first else physicalScreen
 
-    val serial: String? get() = synchronized(lock) { session?.adb?.serial }
-
-    private fun session(): Session = synchronized(lock) {
-        session ?: run {
-            val adb = try {
-                connect()
-            } catch (e: IOException) {
-                throw DriverException.connectionFailed(e)
-            }
-            try {
-                Session(adb).also { session = it }
-            } catch (e: IOException) {
-                adb.close()
-                throw DriverException.deviceLost("connecting", adb.serial, e)
-            } catch (e: Exception) {
-                adb.close()
-                throw e
-            }
+        fun close() {
+            logs.close()
+            adb.close()
         }
     }
 
-    /** Runs `block` on the device session; a lost device is dropped so the next call reconnects. */
-    private fun <T> withDevice(what: String, block: Session.() -> T): T = synchronized(lock) {
-        val current = session()
-        try {
-            current.block()
+    val serial: String? get() = session?.adb?.serial
+
+    private fun session(): Session = session ?: run {
+        val adb = try {
+            connect()
         } catch (e: IOException) {
-            dropSession()
-            throw DriverException.deviceLost(what, current.adb.serial, e)
+            throw DriverException.connectionFailed(e)
+        }
+        try {
+            Session(adb).also { session = it }
+        } catch (e: IOException) {
+            adb.close()
+            throw DriverException.deviceLost("connecting", adb.serial, e)
+        } catch (e: Exception) {
+            adb.close()
+            throw e
+        }
+    }
+
+    /**
+     * Runs `block` on the device session once the device is free (waiting no longer
+     * than the call may); a lost device is dropped so the next call reconnects.
+     */
+    private fun <T> withDevice(what: String, block: Session.() -> T): T {
+        val waitMs = remainingMs(settings.commandTimeoutMs)
+        if (!lock.tryLock(waitMs.coerceAtLeast(0), TimeUnit.MILLISECONDS)) {
+            throw DriverException(
+                Status.Code.DEADLINE_EXCEEDED,
+                "$what waited $waitMs ms for the device, busy with $busyWith: call again when it is done",
+            )
+        }
+        try {
+            busyWith = what
+            val current = session()
+            try {
+                return current.block()
+            } catch (e: IOException) {
+                dropSession()
+                throw DriverException.deviceLost(what, current.adb.serial, e)
+            }
+        } finally {
+            busyWith = ""
+            lock.unlock()
         }
     }
 
     private fun dropSession() {
-        session?.adb?.close()
+        session?.close()
         session = null
     }
 
-    /** One shell command with the command timeout; a hung device fails the call instead of the sidecar. */
+    /** The time the current call has left: its gRPC deadline's, at most [limitMs]. */
+    private fun remainingMs(limitMs: Long): Long {
+        val deadline = Context.current().deadline ?: return limitMs
+        return minOf(limitMs, deadline.timeRemaining(TimeUnit.MILLISECONDS))
+    }
+
+    /** One shell command within the call's time; a hung device fails the call instead of the sidecar. */
     private fun run(adb: Adb, command: String, timeoutMs: Long = settings.commandTimeoutMs): ShellResult =
         withTimeout(adb.serial, command, timeoutMs) { adb.shell(command) }
 
+    /**
+     * Runs [block] on a thread of its own and waits for it at most [timeoutMs] (less
+     * when the caller's deadline is nearer); on timeout, or when the caller cancels,
+     * the thread is interrupted, which closes the command's connection.
+     */
     private fun <T> withTimeout(serial: String, what: String, timeoutMs: Long, block: () -> T): T {
+        val context = Context.current()
+        if (context.isCancelled) throw cancelled(what)
+        val budgetMs = remainingMs(timeoutMs)
+        if (budgetMs <= 0) throw DriverException.timeout("`$what`", serial, 0)
         val future = commands.submit<T> { block() }
+        val onCancel = Context.CancellationListener { future.cancel(true) }
+        context.addListener(onCancel, Runnable::run)
         try {
-            return future.get(timeoutMs, TimeUnit.MILLISECONDS)
+            return future.get(budgetMs, TimeUnit.MILLISECONDS)
         } catch (e: TimeoutException) {
             future.cancel(true)
-            throw DriverException.timeout("`$what`", serial, timeoutMs)
+            throw DriverException.timeout("`$what`", serial, budgetMs)
+        } catch (e: CancellationException) {
+            throw cancelled(what)
         } catch (e: ExecutionException) {
             throw e.cause ?: e
         } catch (e: InterruptedException) {
             future.cancel(true)
             Thread.currentThread().interrupt()
-            throw DriverException.timeout("`$what` (interrupted)", serial, timeoutMs)
+            throw DriverException.timeout("`$what` (interrupted)", serial, budgetMs)
+        } finally {
+            context.removeListener(onCancel)
         }
     }
+
+    private fun cancelled(what: String) = DriverException(Status.Code.CANCELLED, "`$what` was abandoned: the caller cancelled the call")
 
     private fun Session.shell(command: String, timeoutMs: Long = settings.commandTimeoutMs) = run(adb, command, timeoutMs)
 
@@ -177,6 +276,11 @@ class AndroidDriver(
         return result
     }
 
+    /** The screen changes: a dump taken before it is not the screen any more. */
+    private fun Session.changed() {
+        idleDump = null
+    }
+
     fun deviceTimeMs(): Long = withDevice("reading the device clock") { nowMs() }
 
     // --- app lifecycle -------------------------------------------------------
@@ -184,7 +288,8 @@ class AndroidDriver(
     fun launch(bundleId: String, clearState: Boolean, launcherActivity: String?): Long = withDevice("Launch $bundleId") {
         requirePackageName(bundleId)
         requireInstalled(bundleId)
-        if (clearState) {
+        changed()
+        if (clearState && settings.clearData) {
             val cleared = shell("pm clear $bundleId")
             if (!cleared.stdout.contains("Success")) {
                 throw DriverException.deviceError("`pm clear $bundleId`", adb.serial, cleared.allOutput.ifEmpty { "exit ${cleared.exitCode}" })
@@ -192,6 +297,7 @@ class AndroidDriver(
         } else {
             mustShell("am force-stop $bundleId")
         }
+        if (settings.grantPermissions) grantRuntimePermissions(bundleId)
         val component = when {
             launcherActivity.isNullOrBlank() -> launcherActivityOf(bundleId)
             launcherActivity.contains('/') -> launcherActivity
@@ -203,6 +309,8 @@ class AndroidDriver(
                 ?.let { " --es ${AgentForward.EXTRA_SOCKET} ${InputText.shellQuote(it.removePrefix("localabstract:"))}" } ?: ""
             token + socket
         } ?: ""
+        appPackage = bundleId
+        launchedAtMs = nowMs()
         // Without -W: the host's Launch deadline is short, and it waits for the screen (WaitForIdle) and the SDK anyway.
         val started = shell("am start -n ${InputText.shellQuote(component)}$extras")
         // `am start` exits 0 on some Android versions even when it failed; its output says.
@@ -210,15 +318,50 @@ class AndroidDriver(
         if (!started.ok || error != null) {
             throw DriverException.deviceError("starting $component", adb.serial, error ?: started.allOutput.take(500))
         }
-        appPackage = bundleId
         nowMs()
+    }
+
+    /**
+     * Grants each runtime permission the app requests and does not have, as
+     * Maestro does by default: the notification prompt, which comes back after every
+     * `pm clear`, and the others would stand between the run and the app. A
+     * permission the system refuses to grant (some are not grantable) is logged and
+     * left.
+     */
+    private fun Session.grantRuntimePermissions(bundleId: String) {
+        val missing = DeviceOutput.runtimePermissions(shell("dumpsys package $bundleId").stdout).filterValues { !it }.keys
+        for (permission in missing) {
+            val granted = shell("pm grant $bundleId $permission")
+            if (!granted.ok) DriverService.log("could not grant $permission to $bundleId: ${granted.allOutput.lines().lastOrNull { it.isNotBlank() }}")
+        }
     }
 
     fun terminate(bundleId: String) = withDevice("Terminate $bundleId") {
         requirePackageName(bundleId)
         requireInstalled(bundleId)
+        changed()
         mustShell("am force-stop $bundleId")
         Unit
+    }
+
+    /** Installs [apkPath] from this machine (`adb install -r`: the app's data is kept). */
+    fun install(apkPath: Path): String = withDevice("Install $apkPath") {
+        val apk = try {
+            Files.readAllBytes(apkPath)
+        } catch (e: NoSuchFileException) {
+            throw DriverException.invalidArgument("$apkPath does not exist")
+        } catch (e: IOException) {
+            throw DriverException.invalidArgument("cannot read $apkPath: ${e.message}")
+        }
+        val remote = "/data/local/tmp/uatu-install.apk"
+        withTimeout(adb.serial, "push $apkPath", settings.commandTimeoutMs) { adb.push(apk, remote) }
+        val installed = shell("pm install -r $remote")
+        shell("rm -f $remote")
+        val answer = installed.allOutput.lines().lastOrNull { it.isNotBlank() }.orEmpty()
+        if (!installed.ok || !answer.startsWith("Success")) {
+            throw DriverException(Status.Code.FAILED_PRECONDITION, "installing $apkPath on ${adb.serial} failed: ${answer.ifEmpty { "exit ${installed.exitCode}" }}")
+        }
+        answer
     }
 
     private fun Session.requireInstalled(bundleId: String) {
@@ -229,7 +372,7 @@ class AndroidDriver(
     private fun Session.launcherActivityOf(bundleId: String): String {
         val resolved = shell("cmd package resolve-activity --brief -a android.intent.action.MAIN -c android.intent.category.LAUNCHER $bundleId")
         return DeviceOutput.resolvedActivity(resolved.stdout) ?: throw DriverException(
-            io.grpc.Status.Code.FAILED_PRECONDITION,
+            Status.Code.FAILED_PRECONDITION,
             "app $bundleId has no launcher activity on ${adb.serial} (`cmd package resolve-activity` found none): " +
                 "name the activity to start (launcher_activity, e.g. `.MainActivity`)",
         )
@@ -246,6 +389,7 @@ class AndroidDriver(
 
     fun tap(x: Int, y: Int): InputOutcome = withDevice("Tap") {
         offScreen(x, y)?.let { return@withDevice InputOutcome(false, it) }
+        changed()
         mustShell("input tap $x $y")
         InputOutcome(true)
     }
@@ -270,6 +414,7 @@ class AndroidDriver(
                 "the element matching ${describe(selector)} is off screen (bounds [${bounds.left},${bounds.top}][${bounds.right},${bounds.bottom}]): scroll it into view first",
             )
         }
+        changed()
         mustShell("input tap ${bounds.centreX} ${bounds.centreY}")
         InputOutcome(true)
     }
@@ -291,12 +436,14 @@ class AndroidDriver(
     fun inputText(text: String): InputOutcome = withDevice("InputText") {
         when (val plan = InputText.plan(text)) {
             is InputText.Plan.Commands -> {
+                changed()
                 if (plan.commands.isNotEmpty()) mustShell(plan.shellCommand)
                 InputOutcome(true)
             }
             is InputText.Plan.NeedsKeyboard -> {
                 val ime = shell("settings get secure default_input_method").stdout.trim()
                 if (ime == InputText.ADB_KEYBOARD_IME) {
+                    changed()
                     mustShell(InputText.adbKeyboardCommand(text))
                     InputOutcome(true)
                 } else {
@@ -313,6 +460,7 @@ class AndroidDriver(
 
     fun swipe(fromX: Int, fromY: Int, toX: Int, toY: Int, durationMs: Int): InputOutcome = withDevice("Swipe") {
         offScreen(fromX, fromY)?.let { return@withDevice InputOutcome(false, "the swipe starts off screen: $it") }
+        changed()
         mustShell("input swipe $fromX $fromY $toX $toY $durationMs", settings.commandTimeoutMs + durationMs)
         InputOutcome(true)
     }
@@ -329,6 +477,7 @@ class AndroidDriver(
             Key.KEY_RIGHT -> 22
             else -> throw DriverException.invalidArgument("PressKey needs a key (got $key)")
         }
+        changed()
         mustShell("input keyevent $code")
         InputOutcome(true)
     }
@@ -339,6 +488,7 @@ class AndroidDriver(
         return deviceTimeMs()
     }
 
+    /** Why a point cannot be touched, against the screen as last seen (rotated or not); null when it can. */
     private fun Session.offScreen(x: Int, y: Int): String? {
         val (width, height) = screen
         return if (x in 0 until width && y in 0 until height) null else "point ($x, $y) is off the ${width}x$height screen"
@@ -355,7 +505,13 @@ class AndroidDriver(
         Screenshot(png, width, height)
     }
 
-    fun hierarchy(): Hierarchy = withDevice("Hierarchy") { hierarchy(this) }
+    /** The screen's hierarchy: WaitForIdle's dump when no input came since, else a new one. */
+    fun hierarchy(): Hierarchy = withDevice("Hierarchy") {
+        idleDump?.let { (hierarchy, takenAt) ->
+            if (System.nanoTime() - takenAt <= TimeUnit.MILLISECONDS.toNanos(settings.idleDumpReuseMs)) return@withDevice hierarchy
+        }
+        hierarchy(this)
+    }
 
     /** One `uiautomator dump`, read: the screen's hierarchy, or why there is none. */
     private sealed interface Capture {
@@ -365,7 +521,6 @@ class AndroidDriver(
     }
 
     private fun hierarchy(session: Session): Hierarchy {
-        val started = System.nanoTime()
         var lastBusy = ""
         var attempts = 0
         while (true) {
@@ -375,21 +530,27 @@ class AndroidDriver(
                 is Capture.Busy -> lastBusy = capture.reason
                 is Capture.Failed -> throw DriverException.deviceError("`uiautomator dump`", session.adb.serial, capture.reason)
             }
-            val elapsedMs = (System.nanoTime() - started) / 1_000_000
-            if (attempts >= settings.dumpAttempts || elapsedMs + settings.dumpRetryDelayMs >= settings.dumpBudgetMs) break
+            // A screen that never settles took 10 s to say so: asking again would not help within a call.
+            if (attempts >= settings.dumpAttempts || lastBusy.contains(NEVER_IDLE) || remainingMs(settings.dumpTimeoutMs) < settings.dumpRetryDelayMs) break
             Thread.sleep(settings.dumpRetryDelayMs)
         }
         throw DriverException(
-            io.grpc.Status.Code.UNAVAILABLE,
+            Status.Code.UNAVAILABLE,
             "`uiautomator dump` on ${session.adb.serial} gave no screen in $attempts attempts " +
                 "(last answer: $lastBusy): the screen kept animating; wait for idle and ask again",
         )
     }
 
+    /**
+     * One dump of every window (`--windows`; Android 12 and older ignore the flag and
+     * dump the active window), to a file removed first: uiautomator exits 0 after an
+     * error without writing it, and an old file must not pass for the screen.
+     */
     private fun Session.capture(): Capture {
-        val output = dumpOutput()
-        val xml = UiAutomatorDump.extractXml(output)
-        lastDump?.let { (lastXml, hierarchy) -> if (xml == lastXml) return Capture.Screen(hierarchy) }
+        val result = shell("rm -f $DUMP_FILE && uiautomator dump --windows $DUMP_FILE && cat $DUMP_FILE", settings.dumpTimeoutMs)
+        val output = result.stdout + "\n" + result.stderr
+        val xml = if (UiAutomatorDump.errorLine(output) == null) UiAutomatorDump.extractXml(output) else null
+        lastDump?.let { (lastXml, hierarchy) -> if (xml != null && xml == lastXml) return Capture.Screen(hierarchy) }
         return when (val answer = UiAutomatorDump.readAnswer(output)) {
             is UiAutomatorDump.Answer.Screen -> {
                 val hierarchy = hierarchyOf(answer.dump)
@@ -402,29 +563,17 @@ class AndroidDriver(
     }
 
     private fun Session.hierarchyOf(dump: UiDump): Hierarchy {
-        val (width, height) = if (dump.rotation % 2 == 1) screen.second to screen.first else screen
+        val (width, height) = screenFor(dump.rotation).also { screen = it }
         return Hierarchy(dump, dump.rootProto(Rect(0, 0, width, height)), width, height)
     }
 
-    /** What one dump printed, in the form known to work on this device, or the first form that works. */
-    private fun Session.dumpOutput(): String {
-        dumpForm?.let { return shell(it.command).allOutput }
-        var failure = ""
-        for (form in DumpForm.entries) {
-            val output = shell(form.command).allOutput
-            when (UiAutomatorDump.readAnswer(output)) {
-                // Only a screen proves the form works; a busy answer says nothing about it yet.
-                is UiAutomatorDump.Answer.Screen -> return output.also { dumpForm = form }
-                is UiAutomatorDump.Answer.Busy -> return output
-                is UiAutomatorDump.Answer.Failed -> failure = output
-            }
-        }
-        return failure
-    }
-
+    /** The app's log lines after [sinceMs] at [minLevel] or above, from the followed log. */
     fun recentLogs(sinceMs: Long, minLevel: LogLevel): List<LogEntry> = withDevice("RecentLogs") {
-        val pid = appPid() ?: return@withDevice emptyList()
-        Logcat.parse(mustShell(Logcat.command(pid, minLevel)).stdout, sinceMs, minLevel)
+        val app = appPackage ?: return@withDevice emptyList()
+        val pids = logs.pidsOf(app).ifEmpty { setOfNotNull(appPid()) }
+        logs.entries().asSequence().map { it.line }
+            .filter { it.pid in pids && it.timeMs > sinceMs && Logcat.atLeast(it.level, minLevel) }
+            .map { it.toProto() }.toList()
     }
 
     /** CPU percent and resident bytes of the app; zero when it is not running. */
@@ -448,49 +597,105 @@ class AndroidDriver(
         HealthReport(booted, "${adb.serial}, Android SDK $sdk${if (booted) "" else ", still booting"}")
     }
 
+    // --- what is on screen, and the app's process ---------------------------
+
+    /** The focused window and the screen now, for [bundleId]'s point of view. */
+    fun focus(bundleId: String): Focus = withDevice("Focus") { focus(bundleId) }
+
+    private fun Session.focus(bundleId: String): Focus {
+        val state = DeviceOutput.windowState(shell("dumpsys window displays; dumpsys input_method").stdout)
+        val (width, height) = (state.size ?: screenFor(state.rotation)).also { screen = it }
+        val title = state.focusedWindow.orEmpty()
+        val packageName = when {
+            title.startsWith(NOT_RESPONDING_TITLE) -> "android"
+            title.contains('/') -> title.substringBefore('/')
+            else -> ""
+        }
+        val kind = when {
+            title == "$NOT_RESPONDING_TITLE$bundleId" -> WindowKind.WINDOW_KIND_NOT_RESPONDING
+            packageName == bundleId -> WindowKind.WINDOW_KIND_APP
+            // An app's popup is a window of its own with no component in its title.
+            title.startsWith("PopupWindow") && state.focusedApp?.substringBefore('/') == bundleId -> WindowKind.WINDOW_KIND_APP
+            packageName.isEmpty() || packageName in SYSTEM_PACKAGES -> WindowKind.WINDOW_KIND_SYSTEM_DIALOG
+            else -> WindowKind.WINDOW_KIND_OTHER_APP
+        }
+        return Focus(packageName, title, kind, state.keyboardShown, width, height, state.rotation)
+    }
+
+    /**
+     * Whether [bundleId]'s process is alive, in front, not responding or gone, and
+     * its last crash since the launch: what the host asks when a pause goes
+     * unanswered, to tell a crash from an ANR from an app that was left.
+     */
+    fun appStatus(bundleId: String): AppStatus = withDevice("AppStatus") {
+        requirePackageName(bundleId)
+        val since = if (bundleId == appPackage) launchedAtMs else 0L
+        val pid = DeviceOutput.pid(shell("pidof $bundleId").stdout)
+        if (pid == null) {
+            val crash = logs.lastCrash(bundleId, since).orEmpty()
+            return@withDevice AppStatus(
+                AppProcessState.APP_PROCESS_STATE_GONE, 0,
+                if (crash.isEmpty()) "no process of $bundleId" else crash.lines().take(3).joinToString(" "), crash,
+            )
+        }
+        val focus = focus(bundleId)
+        val anr = logs.lastAnr(bundleId, since)
+        when {
+            focus.kind == WindowKind.WINDOW_KIND_NOT_RESPONDING || anr != null ->
+                AppStatus(AppProcessState.APP_PROCESS_STATE_NOT_RESPONDING, pid, anr ?: focus.title, "")
+            focus.kind == WindowKind.WINDOW_KIND_OTHER_APP ->
+                AppStatus(AppProcessState.APP_PROCESS_STATE_BACKGROUND, pid, "${focus.title} is in front", "")
+            else -> AppStatus(AppProcessState.APP_PROCESS_STATE_FOREGROUND, pid, focus.title, "")
+        }
+    }
+
     // --- idle ----------------------------------------------------------------
 
     /**
-     * Waits until the screen stops changing, the way Maestro decides it: two
-     * consecutive hierarchy dumps are equal. Gives up at `timeoutMs` (a dump
-     * under way then is finished first) and says what it saw; never waits forever.
+     * Waits until the screen has settled, as UIAutomator decides it: a dump only
+     * succeeds after a second without accessibility events
+     * (`UiAutomation.waitForIdle(1000, 10000)`), so the first dump that gives a
+     * screen means idle, and that dump is the next Hierarchy call's answer.
+     * A screen that never settles makes each dump fail after 10 s: the wait ends
+     * not idle at `timeoutMs` (a dump under way then is finished first, or
+     * interrupted at the caller's deadline).
      */
     fun waitForIdle(timeoutMs: Long): IdleOutcome = withDevice("WaitForIdle") {
         val started = System.nanoTime()
         fun elapsedMs() = (System.nanoTime() - started) / 1_000_000
-        var previous: Node? = null
         var dumps = 0
-        var busyAnswers = 0
-        var idle = false
-        while (!idle) {
-            val pollStarted = System.nanoTime()
-            val current = when (val capture = capture()) {
-                is Capture.Screen -> capture.hierarchy.root
-                is Capture.Busy -> null.also { busyAnswers++ }
+        var outcome: IdleOutcome? = null
+        while (outcome == null) {
+            dumps++
+            when (val capture = capture()) {
+                is Capture.Screen -> {
+                    idleDump = capture.hierarchy to System.nanoTime()
+                    outcome = IdleOutcome(true, dumps, elapsedMs(), "a dump succeeded after $dumps attempt(s): the screen was idle for 1 s")
+                }
+                is Capture.Busy -> if (elapsedMs() >= timeoutMs || capture.reason.contains(NEVER_IDLE)) {
+                    outcome = IdleOutcome(
+                        false, dumps, elapsedMs(),
+                        "the screen did not settle within $timeoutMs ms ($dumps dumps; last answer: ${capture.reason})",
+                    )
+                } else {
+                    Thread.sleep(minOf(settings.dumpRetryDelayMs, (timeoutMs - elapsedMs()).coerceAtLeast(0)))
+                }
                 is Capture.Failed -> throw DriverException.deviceError("`uiautomator dump`", adb.serial, capture.reason)
             }
-            dumps++
-            idle = current != null && current == previous
-            previous = current
-            if (!idle && elapsedMs() >= timeoutMs) {
-                return@withDevice IdleOutcome(
-                    false, dumps, elapsedMs(),
-                    "the screen still changed after $timeoutMs ms ($dumps dumps, $busyAnswers busy answers)",
-                )
-            }
-            val pause = minOf(settings.idlePollMs - (System.nanoTime() - pollStarted) / 1_000_000, timeoutMs - elapsedMs())
-            if (!idle && pause > 0) Thread.sleep(pause)
         }
-        IdleOutcome(true, dumps, elapsedMs(), "two consecutive dumps were equal after $dumps dumps")
+        outcome
     }
 
     /** Removes the reverse forward and lets go of the device. */
     override fun close() {
-        synchronized(lock) {
+        lock.lock()
+        try {
             session?.let { current ->
                 settings.agent?.let { runCatching { current.adb.removeReverseForward(it.deviceSocket) } }
             }
             dropSession()
+        } finally {
+            lock.unlock()
         }
         commands.shutdownNow()
     }
@@ -499,5 +704,12 @@ class AndroidDriver(
         const val DUMP_FILE = "/data/local/tmp/uatu-window-dump.xml"
         const val ADB_KEYBOARD_APP = "the `com.android.adbkeyboard` app"
         const val ADB_KEYBOARD_IME = InputText.ADB_KEYBOARD_IME
+        private const val NEVER_IDLE = "could not get idle state"
+        private const val NOT_RESPONDING_TITLE = "Application Not Responding: "
+
+        /** Whose focused windows are the system's dialogs over an app. */
+        private val SYSTEM_PACKAGES = setOf(
+            "android", "com.android.systemui", "com.google.android.permissioncontroller", "com.android.permissioncontroller",
+        )
     }
 }

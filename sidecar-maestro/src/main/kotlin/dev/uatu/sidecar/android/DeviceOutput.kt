@@ -59,6 +59,61 @@ object DeviceOutput {
         return (number * (multiplier ?: 1024L)).toLong()
     }
 
+    /** What the window manager and the input method service say about the screen now. */
+    data class WindowState(
+        /** The title of the window with the input focus (`pkg/activity`, `Application Not Responding: pkg`, `StatusBar`). */
+        val focusedWindow: String?,
+        /** The component of the focused app's activity (`pkg/.Activity`). */
+        val focusedApp: String?,
+        /** The display's size now (rotated when the device is). */
+        val size: Pair<Int, Int>?,
+        val rotation: Int,
+        val keyboardShown: Boolean,
+    )
+
+    private val CURRENT_FOCUS = Regex("""mCurrentFocus=Window\{\S+ u\d+ (.*)}""")
+    private val FOCUSED_APP = Regex("""mFocusedApp=(?:AppWindowToken\{\S+ token=Token\{\S+ )?ActivityRecord\{\S+ u\d+ (\S+)""")
+    private val DISPLAY_SIZE = Regex("""\bcur=(\d+)x(\d+)""")
+    private val ROTATION = Regex("""\bmRotation=(?:ROTATION_)?(\d+)""")
+
+    /**
+     * `dumpsys window displays` (Android 10+; `mCurrentFocus`, `mFocusedApp`, the
+     * display's `cur=WxH` and its `mRotation`, printed as `1` or `ROTATION_90`) and
+     * `dumpsys input_method` (`mInputShown`), one after the other.
+     */
+    fun windowState(output: String): WindowState {
+        val rotation = ROTATION.find(output)?.groupValues?.get(1)?.toIntOrNull()?.let { if (it >= 90) it / 90 else it } ?: 0
+        return WindowState(
+            focusedWindow = CURRENT_FOCUS.find(output)?.groupValues?.get(1)?.trim()?.takeIf { it != "null" },
+            focusedApp = FOCUSED_APP.find(output)?.groupValues?.get(1),
+            size = DISPLAY_SIZE.find(output)?.let { it.groupValues[1].toInt() to it.groupValues[2].toInt() },
+            rotation = rotation,
+            keyboardShown = output.contains("mInputShown=true"),
+        )
+    }
+
+    private val RUNTIME_PERMISSION = Regex("""^\s+([\w.]+): granted=(true|false)""")
+
+    /**
+     * `dumpsys package PKG`: the runtime permissions the app requests and whether
+     * each is granted (the lines under `runtime permissions:`; the install-time
+     * ones above them are granted at install and not listed there).
+     */
+    fun runtimePermissions(output: String): Map<String, Boolean> {
+        val permissions = LinkedHashMap<String, Boolean>()
+        var inRuntime = false
+        for (line in output.lines()) {
+            when {
+                line.trim() == "runtime permissions:" -> inRuntime = true
+                inRuntime -> {
+                    val match = RUNTIME_PERMISSION.find(line)
+                    if (match == null) inRuntime = false else permissions[match.groupValues[1]] = match.groupValues[2] == "true"
+                }
+            }
+        }
+        return permissions
+    }
+
     /** Width and height of a PNG (read from its header only); null when `bytes` is not a PNG. */
     fun pngSize(bytes: ByteArray): Pair<Int, Int>? {
         val input = ImageIO.createImageInputStream(ByteArrayInputStream(bytes)) ?: return null

@@ -15,6 +15,18 @@ import uatu.driver.v1.DriverOuterClass.LogLevel
 object Logcat {
     private val LINE = Regex("""^\s*(\d+)\.(\d{1,6})\s+(\d+)\s+(\d+)\s+([VDIWEFA])\s(.*)$""")
 
+    /** The log the sidecar follows: every buffer an app's problems show in, from now on. */
+    const val FOLLOW = "logcat -v monotonic -b main,system,crash -T 1"
+
+    /** The buffer of the lines that follow, from the headers logcat prints where the buffer changes. */
+    fun bufferHeader(text: String): String? = listOf("--------- beginning of ", "--------- switch to ")
+        .firstOrNull { text.startsWith(it) }?.let { text.removePrefix(it).trim() }
+
+    /** One log line: who wrote it, when, how severe, and what. */
+    data class Line(val timeMs: Long, val pid: Int, val level: LogLevel, val tag: String, val message: String) {
+        fun toProto(): LogEntry = LogEntry.newBuilder().setTimeMs(timeMs).setLevel(level).setTag(tag).setMessage(message).build()
+    }
+
     /** The filter-spec letter of the lowest level to keep (`*:W` keeps W, E, F). */
     fun levelLetter(level: LogLevel): Char = when (level) {
         LogLevel.LOG_LEVEL_DEBUG -> 'D'
@@ -25,24 +37,24 @@ object Logcat {
         else -> 'V'
     }
 
-    fun command(pid: Int, minLevel: LogLevel): String = "logcat -d -v monotonic --pid=$pid '*:${levelLetter(minLevel)}'"
+    /** Whether [level] is [minLevel] or above (unspecified: everything). */
+    fun atLeast(level: LogLevel, minLevel: LogLevel): Boolean = level.number >= levelOf(levelLetter(minLevel)).number
+
+    /** A log line, or null for what is not one (buffer headers, blank lines). */
+    fun line(text: String): Line? {
+        val match = LINE.matchEntire(text.trimEnd('\r')) ?: return null
+        val (seconds, fraction, pid, _, letter, rest) = match.destructured
+        val timeMs = seconds.toLong() * 1000 + fraction.padEnd(3, '0').take(3).toLong()
+        // "Tag     : message": the tag is padded to 8 columns; a tag may hold spaces, never ": ".
+        val separator = rest.indexOf(": ")
+        val (tag, message) = if (separator >= 0) rest.substring(0, separator).trim() to rest.substring(separator + 2)
+        else rest.trim().removeSuffix(":") to ""
+        return Line(timeMs, pid.toInt(), levelOf(letter.single()), tag, message)
+    }
 
     /** The entries strictly after `sinceMs` at `minLevel` or above; lines that are not entries are skipped. */
-    fun parse(output: String, sinceMs: Long, minLevel: LogLevel): List<LogEntry> {
-        val lowest = levelOf(levelLetter(minLevel)).number
-        return output.lineSequence().mapNotNull { line ->
-            val match = LINE.matchEntire(line.trimEnd('\r')) ?: return@mapNotNull null
-            val (seconds, fraction, _, _, letter, rest) = match.destructured
-            val timeMs = seconds.toLong() * 1000 + fraction.padEnd(3, '0').take(3).toLong()
-            val level = levelOf(letter.single())
-            if (timeMs <= sinceMs || level.number < lowest) return@mapNotNull null
-            // "Tag     : message": the tag is padded to 8 columns; a tag may hold spaces, never ": ".
-            val separator = rest.indexOf(": ")
-            val (tag, message) = if (separator >= 0) rest.substring(0, separator).trim() to rest.substring(separator + 2)
-            else rest.trim().removeSuffix(":") to ""
-            LogEntry.newBuilder().setTimeMs(timeMs).setLevel(level).setTag(tag).setMessage(message).build()
-        }.toList()
-    }
+    fun parse(output: String, sinceMs: Long, minLevel: LogLevel): List<LogEntry> =
+        output.lineSequence().mapNotNull(::line).filter { it.timeMs > sinceMs && atLeast(it.level, minLevel) }.map { it.toProto() }.toList()
 
     private fun levelOf(letter: Char): LogLevel = when (letter) {
         'V' -> LogLevel.LOG_LEVEL_VERBOSE

@@ -64,23 +64,63 @@ data class UiElement(
         node.selected = selected
         node.scrollable = scrollable
         bounds?.let { node.bounds = it.toProto() }
+        node.putAllAttributes(attributes())
         children.forEach { node.addChildren(it.toProto()) }
     }.build()
+
+    /**
+     * What the dump says of the node that driver.proto's fields do not carry, by
+     * the dump's attribute names (`index`, `checkable`, `focusable`, `long-clickable`,
+     * `password`, and where the version writes them `drawing-order`, `hint`, `NAF`…).
+     * A dump has no role: Node's `role` stays empty.
+     */
+    fun attributes(): Map<String, String> = buildMap {
+        index?.let { put("index", it.toString()) }
+        put("checkable", checkable.toString())
+        put("focusable", focusable.toString())
+        put("long-clickable", longClickable.toString())
+        put("password", password.toString())
+        drawingOrder?.let { put("drawing-order", it.toString()) }
+        hint?.let { put("hint", it) }
+        putAll(other)
+    }
 }
 
 fun Rect.toProto(): Bounds = Bounds.newBuilder().setLeft(left).setTop(top).setRight(right).setBottom(bottom).build()
 
-/** A parsed dump: the top-level nodes (one per window; usually one) and the screen rotation (0–3). */
-data class UiDump(val rotation: Int, val windows: List<UiElement>) {
+/**
+ * One window of a dump: its root node and, in an all-windows dump (`uiautomator
+ * dump --windows`, Android 13+), what the accessibility service says of it. A
+ * dump of the active window alone says nothing: [title] and [type] are empty.
+ */
+data class UiWindow(val root: UiElement, val title: String = "", val type: String = "", val focused: Boolean = false) {
+    /** The status and navigation bars, accessibility overlays and the like, when they do not have the focus. */
+    val isSystemDecoration: Boolean get() = type in DECORATIONS && !focused
+
+    private companion object {
+        val DECORATIONS = setOf("TYPE_SYSTEM", "TYPE_ACCESSIBILITY_OVERLAY", "TYPE_MAGNIFICATION_OVERLAY", "TYPE_SPLIT_SCREEN_DIVIDER")
+    }
+}
+
+/** A parsed dump: its windows, bottom to top (usually one), and the screen rotation (0–3). */
+data class UiDump(val rotation: Int, val uiWindows: List<UiWindow>) {
+    /** The windows' root nodes, bottom to top. */
+    val windows: List<UiElement> get() = uiWindows.map { it.root }
+
     val nodeCount: Int get() = windows.sumOf { it.descendantsAndSelf().count() }
 
     /**
-     * The root the host sees: the only window's node, or a `hierarchy` node
-     * spanning the screen that holds several windows.
+     * The root the host sees: the window on screen alone when there is one besides
+     * the system's decorations (the usual case: the app's), else a `hierarchy` node
+     * spanning the screen holding every window that is not a decoration, bottom to
+     * top: a dialog or the keyboard over the app, another app in front.
      */
-    fun rootProto(screen: Rect): Node = windows.singleOrNull()?.toProto()
-        ?: Node.newBuilder().setClassName("hierarchy").setEnabled(true).setBounds(screen.toProto())
-            .addAllChildren(windows.map { it.toProto() }).build()
+    fun rootProto(screen: Rect): Node {
+        val shown = uiWindows.filterNot { it.isSystemDecoration }.ifEmpty { uiWindows }
+        shown.singleOrNull()?.let { return it.root.toProto() }
+        return Node.newBuilder().setClassName("hierarchy").setEnabled(true).setBounds(screen.toProto())
+            .addAllChildren(shown.map { it.root.toProto() }).build()
+    }
 }
 
 class DumpFormatException(message: String, cause: Throwable? = null) : Exception(message, cause)
@@ -108,15 +148,20 @@ object UiAutomatorDump {
         "java.lang.IllegalStateException",
     )
 
+    /**
+     * What one dump answered. An `ERROR` line means no screen, whatever else the
+     * output holds: uiautomator exits 0 after one, and a file it did not write may
+     * still hold an older screen.
+     */
     fun readAnswer(output: String): Answer {
-        val xml = extractXml(output)
+        val errorLine = errorLine(output)
+        val xml = if (errorLine == null) extractXml(output) else null
         if (xml == null) {
-            val errorLine = output.lineSequence().map { it.trim() }.firstOrNull { it.startsWith("ERROR") }
-                ?: output.trim().ifEmpty { "no output" }
-            return if (TRANSIENT_ERRORS.any { errorLine.contains(it, ignoreCase = true) }) {
-                Answer.Busy(errorLine)
+            val reason = errorLine ?: output.trim().ifEmpty { "no output" }
+            return if (TRANSIENT_ERRORS.any { reason.contains(it, ignoreCase = true) }) {
+                Answer.Busy(reason)
             } else {
-                Answer.Failed(errorLine.take(300))
+                Answer.Failed(reason.take(300))
             }
         }
         val dump = try {
@@ -127,9 +172,17 @@ object UiAutomatorDump {
         return if (dump.windows.isEmpty()) Answer.Busy("the dump holds no node (the screen is changing)") else Answer.Screen(dump)
     }
 
-    /** The XML document inside a shell answer, or null when there is none. */
+    /** The `ERROR…` line uiautomator printed, if any. */
+    fun errorLine(output: String): String? = output.lineSequence().map { it.trim() }.firstOrNull { it.startsWith("ERROR") }
+
+    /** The XML document inside a shell answer (a window's `<hierarchy>` or all windows' `<displays>`), or null when there is none. */
     fun extractXml(output: String): String? {
-        val start = output.indexOf("<?xml").takeIf { it >= 0 } ?: output.indexOf("<hierarchy").takeIf { it >= 0 } ?: return null
+        val start = output.indexOf("<?xml").takeIf { it >= 0 }
+            ?: output.indexOf("<displays").takeIf { it >= 0 }
+            ?: output.indexOf("<hierarchy").takeIf { it >= 0 }
+            ?: return null
+        val displays = output.lastIndexOf("</displays>")
+        if (displays >= 0) return output.substring(start, displays + "</displays>".length)
         val closing = output.lastIndexOf("</hierarchy>")
         val end = if (closing >= 0) {
             closing + "</hierarchy>".length
@@ -160,24 +213,46 @@ object UiAutomatorDump {
         return DumpFormatException("unreadable UIAutomator dump$where: ${e.message?.substringAfter("Message: ")}", e)
     }
 
+    /**
+     * A dump of the active window (`<hierarchy>`, whose top-level nodes are its
+     * windows, bottom to top), or of every window (`<displays><display><window>`,
+     * top-most first, each with its `<hierarchy>`), which becomes bottom to top.
+     */
     private fun parseXml(xml: String): UiDump {
         val reader = newReader(xml)
         try {
             var rotation = 0
-            val windows = mutableListOf<UiElement>()
+            var allWindows = false
+            var window: UiWindow? = null // the attributes of the <window> being read
+            val windows = mutableListOf<UiWindow>()
             while (reader.hasNext()) {
                 when (reader.next()) {
                     XMLStreamConstants.START_ELEMENT -> when (reader.localName) {
-                        "hierarchy" -> rotation = reader.getAttributeValue(null, "rotation")?.toIntOrNull() ?: 0
-                        "node" -> windows += readNode(reader)
+                        "displays" -> allWindows = true
+                        "window" -> window = UiWindow(
+                            root = PLACEHOLDER,
+                            title = reader.getAttributeValue(null, "title").orEmpty(),
+                            type = reader.getAttributeValue(null, "type").orEmpty(),
+                            focused = reader.getAttributeValue(null, "focused") == "true",
+                        )
+                        "hierarchy" -> rotation = reader.getAttributeValue(null, "rotation")?.toIntOrNull() ?: rotation
+                        "node" -> {
+                            val root = readNode(reader)
+                            windows += window?.copy(root = root) ?: UiWindow(root)
+                        }
                     }
                 }
             }
-            return UiDump(rotation, windows)
+            return UiDump(rotation, if (allWindows) windows.asReversed().toList() else windows)
         } finally {
             reader.close()
         }
     }
+
+    /** Stands for a window's root until its `<node>` is read. */
+    private val PLACEHOLDER = UiElement(
+        null, "", "", "", "", "", false, false, false, false, false, false, false, false, false, false, null, null, null, emptyMap(), emptyList(),
+    )
 
     /** Reads the `<node>` the reader is on, with its subtree, and leaves the reader after its end tag. */
     private fun readNode(reader: XMLStreamReader): UiElement {

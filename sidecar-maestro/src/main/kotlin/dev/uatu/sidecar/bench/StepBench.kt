@@ -1,6 +1,7 @@
 package dev.uatu.sidecar.bench
 
 import dev.uatu.sidecar.SidecarServer
+import dev.uatu.sidecar.adb.DeviceLog
 import dev.uatu.sidecar.adb.ScriptedDevice
 import dev.uatu.sidecar.android.AndroidDriver
 import dev.uatu.sidecar.android.DriverSettings
@@ -21,9 +22,8 @@ import java.util.concurrent.TimeUnit
  * TCP, against the fake device, which answers at once: so the time measured is
  * gRPC, reading the dumps and logcat lines, and parsing a 300-node dump,
  * without the device's own time. The screen changes before every step (as
- * after an input), so each step parses one new dump; the other two dumps of
- * the step (the second of WaitForIdle, Hierarchy's) are the same XML and are
- * only compared.
+ * after an input), so each step parses one new dump, WaitForIdle's, which
+ * Hierarchy then answers with.
  *
  *     java -cp sidecar-maestro/target/sidecar-maestro.jar dev.uatu.sidecar.bench.StepBenchKt [steps]
  */
@@ -35,12 +35,11 @@ fun main(args: Array<String>) {
     val screens = (0 until 8).map { variant -> benchScreen(rows = 99, variant = variant) }
     val screen = screens.first()
     device.setScreens(listOf(screen))
-    device.logcat = benchLogcat(entries = 40)
+    device.logs = DeviceLog(benchLogcat(entries = 40), device::uptimeMs)
     val nodes = UiAutomatorDump.parse(screen).nodeCount
     check(nodes == 300) { "the bench screen has $nodes nodes" }
 
-    // No pause between idle polls: on a device each dump takes its own (device) time.
-    val driver = AndroidDriver({ device }, DriverSettings(idlePollMs = 0))
+    val driver = AndroidDriver({ device }, DriverSettings())
     SidecarServer(driver, 0).use { server ->
         val channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port).usePlaintext()
             .maxInboundMessageSize(64 * 1024 * 1024).build()

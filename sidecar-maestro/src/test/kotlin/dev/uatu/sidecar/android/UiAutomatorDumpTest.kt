@@ -115,6 +115,11 @@ class UiAutomatorDumpTest {
         val fab = extra.all().single { it.resourceId == "app.folio:id/fab" }
         assertEquals(mapOf("NAF" to "true", "visible-to-user" to "false", "display-id" to "0"), fab.other)
         assertEquals(mapOf("visible-to-user" to "true", "display-id" to "0"), extra.windows.single().other)
+        // The host gets them as the node's attributes, with the dump's other attributes no field carries.
+        val attributes = extra.windows.single().toProto().attributesMap
+        assertEquals("true", attributes["visible-to-user"])
+        assertEquals("false", attributes["long-clickable"])
+        assertEquals("", extra.windows.single().toProto().role)
     }
 
     @Test

@@ -1,6 +1,6 @@
 package dev.uatu.sidecar.android
 
-import dev.uatu.sidecar.DriverException
+import dev.uatu.sidecar.adb.DeviceLatency
 import dev.uatu.sidecar.adb.ScriptedDevice
 import dev.uatu.sidecar.builtinScreen
 import dev.uatu.sidecar.fastSettings
@@ -8,89 +8,81 @@ import dev.uatu.sidecar.folioDevice
 import dev.uatu.sidecar.shellReply
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertFalse
-import org.junit.jupiter.api.Assertions.assertThrows
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 
-/** Maestro's idle rule: two consecutive equal dumps; a timeout ends the wait, whatever the screen does. */
+/**
+ * UIAutomator's idle rule: a dump succeeds only after a second without
+ * accessibility events, so the first dump that gives a screen means idle; a
+ * screen that never settles fails each dump after 10 s.
+ */
 class WaitForIdleTest {
     private val accounts = builtinScreen("folio-accounts.xml")
-    private val account = builtinScreen("folio-account.xml")
-    private fun tty(xml: String) = shellReply(xml + "UI hierchary dumped to: /dev/tty\n")
-
-    /** `accounts` with the balance of the first row changed: a screen still updating. */
-    private fun balance(n: Int) = accounts.replace("&#163;1,204.50", "&#163;1,204.$n")
+    private fun written(xml: String) = shellReply("UI hierchary dumped to: ${AndroidDriver.DUMP_FILE}\n$xml")
+    private val noWindow = shellReply("", stderr = "ERROR: null root node returned by UiTestAutomationBridge.\n")
+    private val neverIdle = shellReply("", stderr = "ERROR: could not get idle state.\n")
 
     private fun driverWith(vararg dumps: ScriptedDevice.Reply) = folioDevice().let { device ->
         device.on("uiautomator dump", *dumps)
         device to AndroidDriver({ device }, fastSettings)
     }
 
-    private fun screens(vararg xml: String) = xml.map { tty(it) }.toTypedArray()
+    private fun dumpsOf(device: ScriptedDevice) = device.commands.count { it.contains("uiautomator dump") }
 
     @Test
-    fun `a screen that settles is idle at the first two equal dumps`() {
-        val (device, driver) = driverWith(*screens(balance(1), balance(2), balance(3), balance(3), balance(4)))
+    fun `the first dump that gives a screen means idle, and Hierarchy answers with it`() {
+        val (device, driver) = driverWith(noWindow, noWindow, written(accounts))
         val outcome = driver.waitForIdle(5_000)
         assertTrue(outcome.idle, outcome.detail)
-        assertEquals(4, outcome.dumps)
-        assertEquals(4, device.commands.count { it.startsWith("uiautomator") })
+        assertEquals(3, outcome.dumps)
+        assertEquals("Accounts", driver.hierarchy().dump.windows.single().descendantsAndSelf().first { it.text.isNotEmpty() }.text)
+        assertEquals(3, dumpsOf(device), "Hierarchy dumped again right after WaitForIdle")
         driver.close()
     }
 
     @Test
-    fun `a screen that never settles times out and says so`() {
-        val device = folioDevice()
-        var n = 0
-        // Every dump differs from the one before: a clock ticking on screen.
-        device.onEvery({ it.startsWith("uiautomator dump") }) { tty(balance(++n)) }
-        val driver = AndroidDriver({ device }, fastSettings.copy(idlePollMs = 20))
-        val outcome = driver.waitForIdle(300)
-        assertFalse(outcome.idle)
-        assertTrue(outcome.waitedMs >= 300, "waited ${outcome.waitedMs} ms")
-        // One dump when the first alone outlasted the timeout on a busy machine; never more than one per poll.
-        assertTrue(outcome.dumps in 1..(outcome.waitedMs / 20 + 1), "${outcome.dumps} dumps in ${outcome.waitedMs} ms")
-        assertTrue(outcome.detail.contains("still changed after 300 ms"), outcome.detail)
+    fun `an input after WaitForIdle makes Hierarchy dump again`() {
+        val (device, driver) = driverWith(written(accounts))
+        assertTrue(driver.waitForIdle(5_000).idle)
+        driver.tap(10, 10)
+        driver.hierarchy()
+        assertEquals(2, dumpsOf(device))
         driver.close()
     }
 
     @Test
-    fun `a flickering screen (A, B, A, B) is never idle`() {
-        val device = folioDevice()
-        var n = 0
-        // Six dumps alternating, then a failure that ends the wait: idle at any of them would have ended it first.
-        device.onEvery({ it.startsWith("uiautomator dump") }) {
-            if (n < 6) tty(if (n++ % 2 == 0) accounts else account) else shellReply("ERROR: dump stopped by the test\n").also { n++ }
-        }
-        val driver = AndroidDriver({ device }, fastSettings.copy(idlePollMs = 0))
-        val error = assertThrows(DriverException::class.java) { driver.waitForIdle(60_000) }
-        assertTrue(error.message!!.contains("dump stopped by the test"), error.message)
-        assertEquals(7, n, "dumps taken")
-        driver.close()
-    }
-
-    @Test
-    fun `busy answers count as changes, then the screen settles`() {
-        val (_, driver) = driverWith(
-            shellReply("ERROR: could not get idle state.\n"),
-            tty(accounts),
-            shellReply("ERROR: could not get idle state.\n"),
-            tty(accounts),
-            tty(accounts),
-        )
+    fun `a screen that never settles is not idle after one dump and says why`() {
+        val (device, driver) = driverWith(neverIdle)
         val outcome = driver.waitForIdle(5_000)
-        assertTrue(outcome.idle)
-        assertEquals(5, outcome.dumps)
+        assertFalse(outcome.idle)
+        assertEquals(1, outcome.dumps, "that dump took the device 10 s: no second one within the wait")
+        assertTrue(outcome.detail.contains("could not get idle state"), outcome.detail)
+        assertEquals(1, dumpsOf(device))
+        driver.close()
+    }
+
+    @Test
+    fun `a never-idle screen of the device itself waits its 10 s of idle timeout, then says so`() {
+        val device = folioDevice()
+        device.latency = DeviceLatency.realistic(seed = 3)
+        device.neverIdleScreens = setOf("folio-accounts")
+        val driver = AndroidDriver({ device }, fastSettings.copy(commandTimeoutMs = 30_000))
+        driver.launch("app.folio", clearState = false, launcherActivity = null)
+        val outcome = driver.waitForIdle(1_000)
+        assertFalse(outcome.idle)
+        assertTrue(outcome.waitedMs >= DeviceLatency.NEVER_IDLE_TIMEOUT_MS, "answered after ${outcome.waitedMs} ms")
+        assertTrue(outcome.detail.contains("could not get idle state"), outcome.detail)
         driver.close()
     }
 
     @Test
     fun `a slow dump past the timeout ends the wait after it, not later`() {
-        val slow = shellReply(balance(7) + "UI hierchary dumped to: /dev/tty\n", delayMs = 400)
-        val (_, driver) = driverWith(slow)
+        val slow = shellReply("", stderr = "ERROR: null root node returned by UiTestAutomationBridge.\n", delayMs = 400)
+        val (device, driver) = driverWith(slow)
         val outcome = driver.waitForIdle(100)
         assertFalse(outcome.idle)
         assertEquals(1, outcome.dumps)
+        assertEquals(1, dumpsOf(device))
         driver.close()
     }
 }
