@@ -10,7 +10,7 @@
 //! on every exit path. Spec and plugin calls block (they run Wasm), so both run
 //! in one place: [`blocking`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -26,11 +26,11 @@ use crate::action::{Action, Applied, Candidate, LONG_PRESS_MILLIS, ResolvedActio
 use crate::devices::{self, Connected};
 use crate::plugin::{LoadOptions, PluginEvent, PluginSet};
 use crate::run::replay::{Replay, ReplayReport, resolve_scripted, screen_signature};
-use crate::run::strategy::{draw_on_demand, draw_on_screen};
+use crate::run::strategy::{draw_on_demand_from, draw_on_screen};
 use crate::run::target::resolve_action;
 use crate::run::verify::{Verifier, count_verdicts, predicate_values};
 use crate::settings::{HierarchyMode, RunConfig};
-use crate::spec::{GeneratorError, SpecError, SpecInstance, SpecLimits, SpecModule, SpecStep};
+use crate::spec::{GeneratorError, Setup, SpecError, SpecInstance, SpecLimits, SpecModule, SpecStep};
 use crate::state::State;
 use crate::trace::{
     Counts, DeviceMeta, Event, HierarchySource, Meta, RunDir, SpecMeta, StepMetrics, StepRecord, Summary,
@@ -43,6 +43,9 @@ const PAUSE_TIMEOUT: Duration = Duration::from_secs(5);
 const APP_CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long a step with nothing to do lets the app run before looking again.
 const NO_ACTION_WAIT: Duration = Duration::from_millis(250);
+/// The generator label of an action the spec's `setup` gave (a setup generator's
+/// own path follows it: `setup/0:login`).
+const SETUP_LABEL: &str = "setup";
 
 /// Why the loop stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,6 +161,7 @@ async fn run(
     let mut spec = SpecInstance::new(&module, limits)?;
     let description = spec.load(&module, seed)?;
     let mut verifier = Verifier::for_spec(&config.spec, &description.properties)?;
+    let setup = description.setup.clone();
 
     let device = devices::connect(&config.device).await?;
     let health = device.driver.health().await?;
@@ -223,6 +227,8 @@ async fn run(
         violated: 0,
         last_recorded: None,
         script: replay.map(ScriptCursor::new),
+        setup,
+        setup_run: None,
     };
     let (steps, stop, error) = session.drive(started_wall, &interrupted, &mut on_step).await;
     let mut counts = session.counts.clone();
@@ -379,6 +385,18 @@ struct Session<'a> {
     last_recorded: Option<u64>,
     /// A replay's script, the action source instead of the strategy.
     script: Option<ScriptCursor>,
+    /// The spec's `setup` export, run after every launch of the app.
+    setup: Option<Setup>,
+    /// Where the running `setup` is; `None` once it is done (or without one).
+    setup_run: Option<SetupRun>,
+}
+
+/// A spec's `setup` while it runs: one action a step, before the root's (docs/running.md, "Setup steps").
+enum SetupRun {
+    /// The list's actions not yet dispatched, in order.
+    Actions(VecDeque<Action>),
+    /// The generator's root place in the action tree: drawn from until it offers nothing.
+    Generator(usize),
 }
 
 /// Where a replay is in its script.
@@ -475,7 +493,17 @@ impl Session<'_> {
         self.agent
             .wait_for_app_after(handshakes, APP_CONNECT_TIMEOUT)
             .await?;
+        self.begin_setup();
         Ok(())
+    }
+
+    /// Starts the spec's `setup` over (after a launch, a relaunch, an input that
+    /// restarted the app): its actions come before the root's from the next step on.
+    fn begin_setup(&mut self) {
+        self.setup_run = self.setup.as_ref().map(|setup| match setup {
+            Setup::Actions(actions) => SetupRun::Actions(actions.iter().cloned().collect()),
+            Setup::Generator { place } => SetupRun::Generator(*place),
+        });
     }
 
     /// One step; returns its time and the screen it saw.
@@ -522,6 +550,7 @@ impl Session<'_> {
                         .wait_for_app_after(handshakes, APP_CONNECT_TIMEOUT)
                         .await
                         .map_err(StepFailure::device)?;
+                    self.begin_setup();
                 }
                 action.applied = outcome.applied();
                 if action.applied != Applied::Yes {
@@ -894,10 +923,16 @@ impl Session<'_> {
             // and dispatches the recorded action instead.
             let offered = if cursor.replay.verdicts_only || self.plugins.has_strategy() {
                 candidates.len()
+            } else if let Some((_, offered)) = self.setup_draw(state, events)? {
+                offered
             } else {
-                self.draw_on_demand(state, events)?.1
+                self.draw_on_demand(0, state, events)?.1
             };
             return Ok((self.scripted(state, events), offered));
+        }
+        // The spec's `setup`, while it runs, chooses (no strategy is asked).
+        if let Some((action, offered)) = self.setup_draw(state, events)? {
+            return Ok((Some(action), offered));
         }
         let plugin_choice = self
             .plugins
@@ -913,7 +948,7 @@ impl Session<'_> {
             });
         }
         let Some(plugin_choice) = plugin_choice else {
-            let (drawn, offered) = self.draw_on_demand(state, events)?;
+            let (drawn, offered) = self.draw_on_demand(0, state, events)?;
             if drawn.is_none() {
                 events.push(Event::NoAction);
             }
@@ -936,9 +971,53 @@ impl Session<'_> {
         Ok((drawn, offered))
     }
 
-    /// The built-in draw, running only the generators of the branches it draws.
+    /// The next action of the running `setup`, resolved on this screen, and how many
+    /// candidates it offered; `None` once `setup` is done (exploring starts with
+    /// this step). A listed action whose target is not on screen is skipped, said
+    /// by a `TargetMissing` event.
+    fn setup_draw(
+        &mut self,
+        state: &State,
+        events: &mut Vec<Event>,
+    ) -> Result<Option<(ResolvedAction, usize)>, StepFailure> {
+        match self.setup_run.as_mut() {
+            None => Ok(None),
+            Some(SetupRun::Actions(actions)) => {
+                while let Some(action) = actions.pop_front() {
+                    match resolve_action(&action, SETUP_LABEL.into(), &state.hierarchy) {
+                        Ok(resolved) => return Ok(Some((resolved, 1))),
+                        Err(error) => events.push(Event::TargetMissing {
+                            target: error.to_string(),
+                        }),
+                    }
+                }
+                self.setup_run = None;
+                Ok(None)
+            }
+            Some(SetupRun::Generator(place)) => {
+                let place = *place;
+                match self.draw_on_demand(place, state, events)? {
+                    (Some(mut resolved), offered) => {
+                        resolved.generator = match resolved.generator.as_str() {
+                            "" => SETUP_LABEL.to_string(),
+                            path => format!("{SETUP_LABEL}/{path}"),
+                        };
+                        Ok(Some((resolved, offered)))
+                    }
+                    (None, _) => {
+                        self.setup_run = None;
+                        Ok(None)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The built-in draw from the branch at `root` (0: the spec's actions; a `setup`
+    /// generator's place), running only the generators of the branches it draws.
     fn draw_on_demand(
         &mut self,
+        root: usize,
         state: &State,
         events: &mut Vec<Event>,
     ) -> Result<(Option<ResolvedAction>, usize), StepFailure> {
@@ -946,7 +1025,7 @@ impl Session<'_> {
         let mut offered = 0;
         let mut errors = Vec::new();
         let spec = &mut *self.spec;
-        let drawn = draw_on_demand(&tree, &state.hierarchy, &mut self.rng, |place| {
+        let drawn = draw_on_demand_from(&tree, root, &state.hierarchy, &mut self.rng, |place| {
             let offer = spec.offer(place)?;
             offered += offer.candidates.len();
             errors.extend(offer.generator_errors);
