@@ -491,6 +491,8 @@ mod tests {
             point: None,
             bounds: None,
             to_point: None,
+            applied: uatu::action::Applied::Unknown,
+            detail: String::new(),
         };
         let table = verdict_table(&[
             PropertySummary {

@@ -137,8 +137,45 @@ impl GrpcDriver {
     fn input_outcome(response: proto::InputResponse) -> InputOutcome {
         InputOutcome {
             delivered: response.delivered,
+            confirmed: response.confirmed,
+            app_restarted: response.app_restarted,
             detail: response.detail,
             device_time_ms: response.device_time_ms,
+        }
+    }
+
+    /// An input call added to driver.proto after its first drivers: one that does not
+    /// implement it (an older sidecar) did not deliver the input, and says so.
+    async fn newer_input<F, Fut>(
+        &self,
+        call: &'static str,
+        limit: Duration,
+        f: F,
+    ) -> Result<InputOutcome, DeviceError>
+    where
+        F: FnOnce(DriverClient<Channel>) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<proto::InputResponse>, tonic::Status>>,
+    {
+        let answer = tokio::time::timeout(limit, f(self.client.clone())).await;
+        match answer {
+            Ok(Err(status)) if status.code() == tonic::Code::Unimplemented => Ok(InputOutcome::refused(
+                format!(
+                    "{} does not implement {call} (a driver older than this uatu)",
+                    self.describe()
+                ),
+                0,
+            )),
+            Ok(Ok(response)) => Ok(Self::input_outcome(response.into_inner())),
+            Ok(Err(status)) => Err(DeviceError::Call {
+                call,
+                device: self.describe(),
+                message: describe_status(&status),
+            }),
+            Err(_) => Err(DeviceError::Timeout {
+                call,
+                device: self.describe(),
+                after: limit,
+            }),
         }
     }
 }
@@ -187,6 +224,84 @@ fn to_proto_point(point: Point) -> proto::Point {
     }
 }
 
+fn to_proto_bounds(bounds: Bounds) -> proto::Bounds {
+    proto::Bounds {
+        left: bounds.left,
+        top: bounds.top,
+        right: bounds.right,
+        bottom: bounds.bottom,
+    }
+}
+
+fn from_proto_bounds(bounds: proto::Bounds) -> Bounds {
+    Bounds {
+        left: bounds.left,
+        top: bounds.top,
+        right: bounds.right,
+        bottom: bounds.bottom,
+    }
+}
+
+/// The touch a driver server was asked for: `None` when the request has no point.
+pub fn from_proto_touch(point: Option<proto::Point>, element: Option<proto::Bounds>) -> Option<Touch> {
+    let point = point?;
+    Some(Touch {
+        point: Point {
+            x: point.x,
+            y: point.y,
+        },
+        element: element.map(from_proto_bounds),
+    })
+}
+
+/// The wire value of a scroll direction.
+pub fn to_proto_direction(direction: ScrollDirection) -> proto::ScrollDirection {
+    match direction {
+        ScrollDirection::Up => proto::ScrollDirection::Up,
+        ScrollDirection::Down => proto::ScrollDirection::Down,
+        ScrollDirection::Left => proto::ScrollDirection::Left,
+        ScrollDirection::Right => proto::ScrollDirection::Right,
+    }
+}
+
+/// The scroll direction of a wire value, as a driver server reads it; `None`
+/// for unspecified or unknown values.
+pub fn from_proto_direction(value: i32) -> Option<ScrollDirection> {
+    match proto::ScrollDirection::try_from(value).ok()? {
+        proto::ScrollDirection::Unspecified => None,
+        proto::ScrollDirection::Up => Some(ScrollDirection::Up),
+        proto::ScrollDirection::Down => Some(ScrollDirection::Down),
+        proto::ScrollDirection::Left => Some(ScrollDirection::Left),
+        proto::ScrollDirection::Right => Some(ScrollDirection::Right),
+    }
+}
+
+/// The wire form of a navigation.
+pub fn to_proto_navigation(to: &Navigation) -> proto::NavigateRequest {
+    use proto::navigate_request::To;
+    let to = match to {
+        Navigation::Back => To::Step(proto::NavigationStep::Back.into()),
+        Navigation::Forward => To::Step(proto::NavigationStep::Forward.into()),
+        Navigation::Reload => To::Step(proto::NavigationStep::Reload.into()),
+        Navigation::To(url) => To::Url(url.clone()),
+    };
+    proto::NavigateRequest { to: Some(to) }
+}
+
+/// The navigation a driver server was asked for; `None` when the request names none.
+pub fn from_proto_navigation(request: proto::NavigateRequest) -> Option<Navigation> {
+    use proto::navigate_request::To;
+    match request.to? {
+        To::Url(url) => Some(Navigation::To(url)),
+        To::Step(step) => match proto::NavigationStep::try_from(step).ok()? {
+            proto::NavigationStep::Unspecified => None,
+            proto::NavigationStep::Back => Some(Navigation::Back),
+            proto::NavigationStep::Forward => Some(Navigation::Forward),
+            proto::NavigationStep::Reload => Some(Navigation::Reload),
+        },
+    }
+}
+
 /// The wire value of a model key.
 pub fn to_proto_key(key: Key) -> proto::Key {
     match key {
@@ -198,6 +313,12 @@ pub fn to_proto_key(key: Key) -> proto::Key {
         Key::Down => proto::Key::Down,
         Key::Left => proto::Key::Left,
         Key::Right => proto::Key::Right,
+        Key::Escape => proto::Key::Escape,
+        Key::Backspace => proto::Key::Backspace,
+        Key::Delete => proto::Key::Delete,
+        Key::Space => proto::Key::Space,
+        Key::PageUp => proto::Key::PageUp,
+        Key::PageDown => proto::Key::PageDown,
     }
 }
 
@@ -214,6 +335,12 @@ pub fn from_proto_key(value: i32) -> Option<Key> {
         proto::Key::Down => Some(Key::Down),
         proto::Key::Left => Some(Key::Left),
         proto::Key::Right => Some(Key::Right),
+        proto::Key::Escape => Some(Key::Escape),
+        proto::Key::Backspace => Some(Key::Backspace),
+        proto::Key::Delete => Some(Key::Delete),
+        proto::Key::Space => Some(Key::Space),
+        proto::Key::PageUp => Some(Key::PageUp),
+        proto::Key::PageDown => Some(Key::PageDown),
     }
 }
 
@@ -244,12 +371,7 @@ pub fn from_proto_level(value: i32) -> Option<LogLevel> {
 
 /// A node of the tree; missing bounds become empty bounds at the origin.
 pub fn from_proto_node(node: proto::Node) -> Node {
-    let bounds = node.bounds.map_or_else(Bounds::default, |b| Bounds {
-        left: b.left,
-        top: b.top,
-        right: b.right,
-        bottom: b.bottom,
-    });
+    let bounds = node.bounds.map_or_else(Bounds::default, from_proto_bounds);
     Node {
         id: node.resource_id,
         text: node.text,
@@ -283,12 +405,7 @@ pub fn to_proto_node(node: &Node) -> proto::Node {
         focused: node.focused,
         selected: node.selected,
         scrollable: node.scrollable,
-        bounds: Some(proto::Bounds {
-            left: node.bounds.left,
-            top: node.bounds.top,
-            right: node.bounds.right,
-            bottom: node.bounds.bottom,
-        }),
+        bounds: Some(to_proto_bounds(node.bounds)),
         role: node.role.clone(),
         attributes: node.attrs.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         children: node.children.iter().map(to_proto_node).collect(),
@@ -333,9 +450,10 @@ impl Driver for GrpcDriver {
         Ok(())
     }
 
-    async fn tap(&self, point: Point) -> Result<InputOutcome, DeviceError> {
+    async fn tap(&self, touch: Touch) -> Result<InputOutcome, DeviceError> {
         let request = proto::TapRequest {
-            point: Some(to_proto_point(point)),
+            point: Some(to_proto_point(touch.point)),
+            element: touch.element.map(to_proto_bounds),
         };
         let response = self
             .call("Tap", self.timeouts.default, |mut c| async move {
@@ -343,6 +461,65 @@ impl Driver for GrpcDriver {
             })
             .await?;
         Ok(Self::input_outcome(response))
+    }
+
+    async fn double_tap(&self, touch: Touch) -> Result<InputOutcome, DeviceError> {
+        let request = proto::DoubleTapRequest {
+            point: Some(to_proto_point(touch.point)),
+            element: touch.element.map(to_proto_bounds),
+        };
+        self.newer_input("DoubleTap", self.timeouts.default, |mut c| async move {
+            c.double_tap(request).await
+        })
+        .await
+    }
+
+    async fn long_press(&self, touch: Touch, duration: Duration) -> Result<InputOutcome, DeviceError> {
+        let request = proto::LongPressRequest {
+            point: Some(to_proto_point(touch.point)),
+            element: touch.element.map(to_proto_bounds),
+            duration_ms: millis(duration),
+        };
+        self.newer_input(
+            "LongPress",
+            self.timeouts.default + duration,
+            |mut c| async move { c.long_press(request).await },
+        )
+        .await
+    }
+
+    async fn scroll(
+        &self,
+        touch: Touch,
+        direction: ScrollDirection,
+        distance: u32,
+    ) -> Result<InputOutcome, DeviceError> {
+        let request = proto::ScrollRequest {
+            point: Some(to_proto_point(touch.point)),
+            element: touch.element.map(to_proto_bounds),
+            direction: to_proto_direction(direction).into(),
+            distance,
+        };
+        self.newer_input("Scroll", self.timeouts.default, |mut c| async move {
+            c.scroll(request).await
+        })
+        .await
+    }
+
+    async fn clear_text(&self) -> Result<InputOutcome, DeviceError> {
+        self.newer_input("ClearText", self.timeouts.default, |mut c| async move {
+            c.clear_text(proto::ClearTextRequest {}).await
+        })
+        .await
+    }
+
+    async fn navigate(&self, to: &Navigation) -> Result<InputOutcome, DeviceError> {
+        let request = to_proto_navigation(to);
+        // A reload on Android restarts the app as Launch does, within the same limit.
+        self.newer_input("Navigate", self.timeouts.default, |mut c| async move {
+            c.navigate(request).await
+        })
+        .await
     }
 
     async fn tap_selector(&self, selector: &DeviceSelector) -> Result<InputOutcome, DeviceError> {
@@ -573,20 +750,85 @@ mod tests {
 
     #[test]
     fn keys_survive_the_wire_form() {
-        for key in [
-            Key::Back,
-            Key::Home,
-            Key::Enter,
-            Key::Tab,
-            Key::Up,
-            Key::Down,
-            Key::Left,
-            Key::Right,
-        ] {
-            assert_eq!(from_proto_key(to_proto_key(key).into()), Some(key));
+        for (position, key) in Key::ALL.into_iter().enumerate() {
+            let wire: i32 = to_proto_key(key).into();
+            assert_eq!(wire, position as i32 + 1, "{key:?} is in driver.proto's order");
+            assert_eq!(from_proto_key(wire), Some(key));
         }
         assert_eq!(from_proto_key(0), None);
         assert_eq!(from_proto_key(77), None);
+    }
+
+    #[test]
+    fn keys_are_written_in_camel_case() {
+        for key in Key::ALL {
+            let json = serde_json::to_string(&key).expect("serialises");
+            assert_eq!(json, format!("\"{}\"", key.name()));
+            assert_eq!(serde_json::from_str::<Key>(&json).expect("reads back"), key);
+        }
+        assert_eq!(Key::PageDown.name(), "pageDown");
+    }
+
+    #[test]
+    fn scroll_directions_and_navigations_survive_the_wire_form() {
+        for direction in [
+            ScrollDirection::Up,
+            ScrollDirection::Down,
+            ScrollDirection::Left,
+            ScrollDirection::Right,
+        ] {
+            assert_eq!(
+                from_proto_direction(to_proto_direction(direction).into()),
+                Some(direction)
+            );
+        }
+        assert_eq!(from_proto_direction(0), None);
+        for to in [
+            Navigation::Back,
+            Navigation::Forward,
+            Navigation::Reload,
+            Navigation::To("/#/active".into()),
+        ] {
+            assert_eq!(from_proto_navigation(to_proto_navigation(&to)), Some(to.clone()));
+        }
+        assert_eq!(from_proto_navigation(proto::NavigateRequest { to: None }), None);
+    }
+
+    #[test]
+    fn a_touch_keeps_its_element() {
+        let element = Bounds {
+            left: 10,
+            top: 20,
+            right: 110,
+            bottom: 60,
+        };
+        let touch = Touch::on(element);
+        assert_eq!(touch.point, Point { x: 60, y: 40 });
+        let wire = from_proto_touch(
+            Some(to_proto_point(touch.point)),
+            touch.element.map(to_proto_bounds),
+        );
+        assert_eq!(wire, Some(touch));
+        assert_eq!(from_proto_touch(None, None), None);
+    }
+
+    #[test]
+    fn applied_is_said_from_delivered_and_confirmed() {
+        assert_eq!(InputOutcome::refused("gone", 1).applied(), Applied::No);
+        assert_eq!(InputOutcome::delivered(1).applied(), Applied::Unknown);
+        assert_eq!(InputOutcome::confirmed(1).applied(), Applied::Yes);
+        for (applied, json) in [
+            (Applied::Yes, "true"),
+            (Applied::No, "false"),
+            (Applied::Unknown, "\"unknown\""),
+        ] {
+            assert_eq!(serde_json::to_string(&applied).expect("serialises"), json);
+            assert_eq!(serde_json::from_str::<Applied>(json).expect("reads"), applied);
+        }
+        assert!(serde_json::from_str::<Applied>("\"maybe\"").is_err());
+        assert_eq!(Applied::Yes.and(Applied::Unknown), Applied::Unknown);
+        assert_eq!(Applied::Unknown.and(Applied::No), Applied::No);
+        assert_eq!(Applied::Yes.and(Applied::Yes), Applied::Yes);
     }
 
     #[test]

@@ -82,8 +82,28 @@ pub trait Driver: Send + Sync {
     /// Stops the app `bundle_id`.
     async fn terminate(&self, bundle_id: &str) -> Result<(), DeviceError>;
 
-    /// Taps the screen at `point`.
-    async fn tap(&self, point: Point) -> Result<InputOutcome, DeviceError>;
+    /// Taps the screen at `touch.point`; with `touch.element`, only if that element is
+    /// still there (a device that cannot look taps and says it has no evidence).
+    async fn tap(&self, touch: Touch) -> Result<InputOutcome, DeviceError>;
+    /// Taps twice at one point, within the platform's double-tap timeout (a web
+    /// page sees a `dblclick`); the element is checked as [`Driver::tap`] does.
+    async fn double_tap(&self, touch: Touch) -> Result<InputOutcome, DeviceError>;
+    /// Holds a touch at one point for `duration`, then lifts it.
+    async fn long_press(&self, touch: Touch, duration: Duration) -> Result<InputOutcome, DeviceError>;
+    /// Moves the content of the scrollable element at `touch` (the screen's, without
+    /// an element) `distance` pixels `direction`: a wheel on the web, a swipe inside
+    /// the safe area on Android.
+    async fn scroll(
+        &self,
+        touch: Touch,
+        direction: ScrollDirection,
+        distance: u32,
+    ) -> Result<InputOutcome, DeviceError>;
+    /// Empties the focused text field.
+    async fn clear_text(&self) -> Result<InputOutcome, DeviceError>;
+    /// Back, forward, reload or an address ([`Navigation`]); what each means per
+    /// device is in `docs/devices.md`.
+    async fn navigate(&self, to: &Navigation) -> Result<InputOutcome, DeviceError>;
     /// Taps the element the device itself finds for `selector`.
     async fn tap_selector(&self, selector: &DeviceSelector) -> Result<InputOutcome, DeviceError>;
     /// Types `text` into the focused element.

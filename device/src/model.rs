@@ -124,9 +124,9 @@ pub struct ScreenSize {
     pub height: u32,
 }
 
-/// A hardware or navigation key.
+/// A hardware or navigation key. JSON: its name in camelCase (`back`, `pageDown`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "camelCase")]
 pub enum Key {
     /// Back: the system's back navigation.
     Back,
@@ -144,6 +144,113 @@ pub enum Key {
     Left,
     /// The right arrow (D-pad right).
     Right,
+    /// Escape: dismisses an edit, a menu or a dialog (Android falls back to Back for it).
+    Escape,
+    /// Backspace: deletes the character before the cursor (Android's `DEL`).
+    Backspace,
+    /// Delete: deletes the character after the cursor (Android's `FORWARD_DEL`).
+    Delete,
+    /// The space bar.
+    Space,
+    /// Page up: the content moves up by a screenful.
+    PageUp,
+    /// Page down: the content moves down by a screenful.
+    PageDown,
+}
+
+impl Key {
+    /// Every key, in the order of `driver.proto`'s `Key`.
+    pub const ALL: [Key; 14] = [
+        Key::Back,
+        Key::Home,
+        Key::Enter,
+        Key::Tab,
+        Key::Up,
+        Key::Down,
+        Key::Left,
+        Key::Right,
+        Key::Escape,
+        Key::Backspace,
+        Key::Delete,
+        Key::Space,
+        Key::PageUp,
+        Key::PageDown,
+    ];
+
+    /// The key's name as specs and the trace write it (`back`, `pageDown`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Key::Back => "back",
+            Key::Home => "home",
+            Key::Enter => "enter",
+            Key::Tab => "tab",
+            Key::Up => "up",
+            Key::Down => "down",
+            Key::Left => "left",
+            Key::Right => "right",
+            Key::Escape => "escape",
+            Key::Backspace => "backspace",
+            Key::Delete => "delete",
+            Key::Space => "space",
+            Key::PageUp => "pageUp",
+            Key::PageDown => "pageDown",
+        }
+    }
+}
+
+/// Which way a scroll moves the view over the content: `down` shows what is
+/// below (the content moves up, as a wheel turned towards the user or a finger
+/// swiping up does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ScrollDirection {
+    /// Shows what is above.
+    Up,
+    /// Shows what is below.
+    Down,
+    /// Shows what is to the left.
+    Left,
+    /// Shows what is to the right.
+    Right,
+}
+
+impl ScrollDirection {
+    /// How far the content moves on each axis when the view moves `distance`
+    /// pixels this way (a wheel's deltas: positive is down and right).
+    pub fn delta(self, distance: i32) -> (i32, i32) {
+        match self {
+            ScrollDirection::Up => (0, -distance),
+            ScrollDirection::Down => (0, distance),
+            ScrollDirection::Left => (-distance, 0),
+            ScrollDirection::Right => (distance, 0),
+        }
+    }
+
+    /// The direction's name as specs and the trace write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScrollDirection::Up => "up",
+            ScrollDirection::Down => "down",
+            ScrollDirection::Left => "left",
+            ScrollDirection::Right => "right",
+        }
+    }
+}
+
+/// A move through the app's navigation rather than a touch: the browser's (or
+/// the system's) back and forward, a reload, or an address typed in.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Navigation {
+    /// Back: the browser's history on the web, the system back on Android.
+    Back,
+    /// Forward through the browser's history (the web only).
+    Forward,
+    /// The page loaded again (web); on Android and the simulator the app's process
+    /// restarted with its data kept (see `docs/devices.md`).
+    Reload,
+    /// An address on the app's origin, absolute or a path (`/#/active`): the web only.
+    To(String),
 }
 
 /// A log entry's severity, least severe first (so `>=` means "at least as severe").
@@ -239,13 +346,142 @@ pub struct Metrics {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InputOutcome {
     /// False when the device could not deliver it (nothing matched a selector, a
-    /// point off screen): an answer, not an error.
+    /// point off screen, the element meant is gone): an answer, not an error.
     pub delivered: bool,
-    /// Why the input was not delivered; empty otherwise.
+    /// True when the device saw the input arrive where it was aimed (the element
+    /// meant received the touch, the focused field the text); false when it has no
+    /// such evidence (see [`InputOutcome::applied`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub confirmed: bool,
+    /// True when the input restarted the app's process (a reload on Android): its
+    /// SDK connects again, and the host waits for that.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub app_restarted: bool,
+    /// Why the input was not delivered, or what the device noticed; empty otherwise.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub detail: String,
     /// The device's monotonic clock after the input, ms.
     pub device_time_ms: u64,
+}
+
+impl InputOutcome {
+    /// An input delivered without evidence either way, at `device_time_ms`.
+    pub fn delivered(device_time_ms: u64) -> InputOutcome {
+        InputOutcome {
+            delivered: true,
+            confirmed: false,
+            app_restarted: false,
+            detail: String::new(),
+            device_time_ms,
+        }
+    }
+
+    /// An input the device saw arrive where it was aimed, at `device_time_ms`.
+    pub fn confirmed(device_time_ms: u64) -> InputOutcome {
+        InputOutcome {
+            confirmed: true,
+            ..InputOutcome::delivered(device_time_ms)
+        }
+    }
+
+    /// An input the device did not deliver, and why.
+    pub fn refused(detail: impl Into<String>, device_time_ms: u64) -> InputOutcome {
+        InputOutcome {
+            delivered: false,
+            detail: detail.into(),
+            ..InputOutcome::delivered(device_time_ms)
+        }
+    }
+
+    /// Whether the input was applied, as `lastAction.applied` says it.
+    pub fn applied(&self) -> Applied {
+        match (self.delivered, self.confirmed) {
+            (false, _) => Applied::No,
+            (true, true) => Applied::Yes,
+            (true, false) => Applied::Unknown,
+        }
+    }
+}
+
+/// Whether an action reached the app: `true` (the device saw it arrive), `false`
+/// (its target was missing or the device refused it) or `"unknown"` (dispatched,
+/// with no evidence either way). JSON: `true`, `false` or `"unknown"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Applied {
+    /// The device saw the input arrive where it was aimed.
+    Yes,
+    /// The target was missing, or the device refused the input.
+    No,
+    /// Dispatched, with no evidence that it landed.
+    Unknown,
+}
+
+impl Applied {
+    /// The weaker of two answers, for an action made of several inputs (a tap
+    /// into a field, then the typing): no if either was not applied, yes only if both were.
+    pub fn and(self, other: Applied) -> Applied {
+        match (self, other) {
+            (Applied::No, _) | (_, Applied::No) => Applied::No,
+            (Applied::Yes, Applied::Yes) => Applied::Yes,
+            _ => Applied::Unknown,
+        }
+    }
+}
+
+impl Serialize for Applied {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Applied::Yes => serializer.serialize_bool(true),
+            Applied::No => serializer.serialize_bool(false),
+            Applied::Unknown => serializer.serialize_str("unknown"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Applied {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Applied, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Wire {
+            Bool(bool),
+            Word(String),
+        }
+        match Wire::deserialize(deserializer)? {
+            Wire::Bool(true) => Ok(Applied::Yes),
+            Wire::Bool(false) => Ok(Applied::No),
+            Wire::Word(word) if word == "unknown" => Ok(Applied::Unknown),
+            Wire::Word(word) => Err(serde::de::Error::custom(format!(
+                "applied is true, false or \"unknown\", not {word:?}"
+            ))),
+        }
+    }
+}
+
+/// Where a touch lands: a point, and the element the host means there, as its
+/// bounds were when the screen was captured. A device that can look checks that
+/// the element is still there before touching it ([`crate::Driver::tap`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Touch {
+    /// Where the touch lands.
+    pub point: Point,
+    /// The element meant; `None` for a bare point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub element: Option<Bounds>,
+}
+
+impl Touch {
+    /// A touch at a bare point.
+    pub fn at(point: Point) -> Touch {
+        Touch { point, element: None }
+    }
+
+    /// A touch at the centre of the element with these bounds.
+    pub fn on(element: Bounds) -> Touch {
+        Touch {
+            point: element.centre(),
+            element: Some(element),
+        }
+    }
 }
 
 /// A selector the device resolves itself (see `TapSelector` in driver.proto).

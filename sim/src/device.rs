@@ -8,7 +8,7 @@ use tokio::sync::watch;
 
 use super::folio::{Activate, Folio, InputResult, SCREEN_HEIGHT, SCREEN_WIDTH, Scroll};
 use super::screen::{self, Widget};
-use uatu_device::model::{Bounds, Point};
+use uatu_device::model::{Bounds, Key, Point, ScrollDirection, Touch};
 
 pub(crate) struct DeviceState {
     pub folio: Folio,
@@ -72,18 +72,72 @@ impl Device {
     }
 }
 
-/// Taps the screen at `point`: the model activates what the screen shows there.
-pub fn tap(folio: &mut Folio, point: Point) -> InputResult {
-    folio.tap(|folio| {
-        if !(0..SCREEN_WIDTH).contains(&point.x) || !(0..SCREEN_HEIGHT).contains(&point.y) {
-            return Err(InputResult::refused(format!(
-                "({}, {}) is off the 1080x2400 screen",
-                point.x, point.y
-            )));
+/// Taps the screen at `touch`: the model activates what the screen shows there.
+pub fn tap(folio: &mut Folio, touch: Touch) -> InputResult {
+    folio.tap(|folio| hit(folio, touch))
+}
+
+/// Two taps at one point; the second lands on whatever the first left there (the
+/// element is checked once: a finger cannot stop half-way through a double tap).
+pub fn double_tap(folio: &mut Folio, touch: Touch) -> InputResult {
+    let first = tap(folio, touch);
+    if !first.delivered {
+        return first;
+    }
+    folio.probe("input.double_tap");
+    let second = tap(folio, Touch::at(touch.point));
+    InputResult {
+        detail: [first.detail, second.detail]
+            .into_iter()
+            .filter(|detail| !detail.is_empty())
+            .collect::<Vec<_>>()
+            .join("; "),
+        ..first
+    }
+}
+
+/// A touch held for `hold_ms` at `touch`; on release it activates what it is on.
+pub fn long_press(folio: &mut Folio, touch: Touch, hold_ms: u64) -> InputResult {
+    folio.long_press(hold_ms, |folio| hit(folio, touch))
+}
+
+/// What a touch at `touch` activates on the screen as it is now, or why nothing does;
+/// with an element, refused when no element with its bounds is at the point any more.
+fn hit(folio: &Folio, touch: Touch) -> Result<Activate, InputResult> {
+    let point = touch.point;
+    if !(0..SCREEN_WIDTH).contains(&point.x) || !(0..SCREEN_HEIGHT).contains(&point.y) {
+        return Err(InputResult::refused(format!(
+            "({}, {}) is off the 1080x2400 screen",
+            point.x, point.y
+        )));
+    }
+    let screen = screen::build(folio);
+    let on_element = match touch.element {
+        Some(element) => {
+            element_at(&screen, element, point)?;
+            true
         }
-        resolve_tap(&screen::build(folio), point)
-            .ok_or_else(|| InputResult::noted(format!("nothing clickable at ({}, {})", point.x, point.y)))
+        None => false,
+    };
+    resolve_tap(&screen, point).ok_or_else(|| {
+        let missed = InputResult::noted(format!("nothing clickable at ({}, {})", point.x, point.y));
+        if on_element { missed.on_target() } else { missed }
     })
+}
+
+/// Refuses a touch meant for `element` when no widget with those bounds holds `point` now.
+fn element_at(screen: &Widget, element: Bounds, point: Point) -> Result<(), InputResult> {
+    let mut stack = vec![screen];
+    while let Some(widget) = stack.pop() {
+        if widget.node.bounds == element && element.contains(point) {
+            return Ok(());
+        }
+        stack.extend(widget.children.iter());
+    }
+    Err(InputResult::refused(format!(
+        "the element at [{},{}][{},{}] is no longer on screen",
+        element.left, element.top, element.right, element.bottom
+    )))
 }
 
 /// Swipes from `from` to `to`: the scrollable list under `from`, if any, follows the finger.
@@ -95,6 +149,54 @@ pub fn swipe(folio: &mut Folio, from: Point, to: Point, duration_ms: u64) -> Inp
             max: (content_height - (list.bottom - list.top)).max(0),
         })
     })
+}
+
+/// Scrolls the list at `touch` `distance` pixels `direction` (a wheel's worth of
+/// scrolling; Folio's lists scroll vertically only).
+pub fn scroll(folio: &mut Folio, touch: Touch, direction: ScrollDirection, distance: u32) -> InputResult {
+    if let Some(element) = touch.element
+        && let Err(gone) = element_at(&screen::build(folio), element, touch.point)
+    {
+        return gone;
+    }
+    let (_, by) = direction.delta(i32::try_from(distance).unwrap_or(i32::MAX));
+    if by == 0 {
+        folio.probe("list.scroll.sideways");
+        return InputResult::noted("nothing here scrolls sideways");
+    }
+    let scrolled = folio.scroll(|folio| {
+        let (list, content_height) = scrollable_at(&screen::build(folio), touch.point)?;
+        Some(Scroll {
+            by,
+            max: (content_height - (list.bottom - list.top)).max(0),
+        })
+    });
+    // The element meant was under the wheel, whether or not anything on it scrolls.
+    if touch.element.is_some() {
+        scrolled.on_target()
+    } else {
+        scrolled
+    }
+}
+
+/// A key press; Page Up and Page Down scroll the screen's list by its height, the
+/// other keys are the app's ([`Folio::press_key`]).
+pub fn press_key(folio: &mut Folio, key: Key) -> InputResult {
+    let page = match key {
+        Key::PageUp => -1,
+        Key::PageDown => 1,
+        _ => return folio.press_key(key),
+    };
+    let list = first_scrollable(&screen::build(folio));
+    match list {
+        Some((bounds, content_height)) => folio.scroll(|_| {
+            Some(Scroll {
+                by: page * (bounds.bottom - bounds.top),
+                max: (content_height - (bounds.bottom - bounds.top)).max(0),
+            })
+        }),
+        None => folio.press_key(key),
+    }
 }
 
 /// The deepest clickable, enabled widget containing `point`, and what tapping it does.
@@ -115,6 +217,18 @@ fn resolve_tap(root: &Widget, point: Point) -> Option<Activate> {
         (widget.node.clickable && widget.node.enabled).then_some(widget)
     }
     deepest(root, point)?.action.clone()
+}
+
+/// The screen's first scrollable list (Folio shows one at most): its bounds and content height.
+fn first_scrollable(root: &Widget) -> Option<(Bounds, i32)> {
+    let mut stack = vec![root];
+    while let Some(widget) = stack.pop() {
+        if widget.node.scrollable {
+            return Some((widget.node.bounds, widget.content_height));
+        }
+        stack.extend(widget.children.iter());
+    }
+    None
 }
 
 /// The scrollable list under `point`: its bounds and content height.

@@ -31,6 +31,7 @@ pub const MAX_ACCOUNT_NAME_CHARS: usize = 40;
 
 const TAP_MS: u64 = 150;
 const KEY_MS: u64 = 100;
+const SCROLL_MS: u64 = 100;
 const TEXT_BASE_MS: u64 = 50;
 const TEXT_PER_CHAR_MS: u64 = 20;
 const IDLE_MS: u64 = 16;
@@ -307,31 +308,49 @@ pub struct LedgerRow {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InputResult {
     /// The input reached the device (a tap on nothing still counts); false when it could not
-    /// be performed at all, e.g. typing with no focused field.
+    /// be performed at all, e.g. typing with no focused field, or the element meant is gone.
     pub delivered: bool,
+    /// The input arrived where it was aimed (the element meant, a widget that took it, the
+    /// focused field): driver.proto's `confirmed`. The model knows, so it says.
+    pub confirmed: bool,
     /// Why nothing happened or what was noticed, for the trace; empty when it simply worked.
     pub detail: String,
 }
 
 impl InputResult {
+    /// Worked, and arrived where it was aimed.
     pub fn delivered() -> InputResult {
         InputResult {
             delivered: true,
+            confirmed: true,
             detail: String::new(),
         }
     }
 
+    /// Reached the device, but nothing took it (a tap on an empty spot).
     pub fn noted(detail: impl Into<String>) -> InputResult {
         InputResult {
             delivered: true,
+            confirmed: false,
             detail: detail.into(),
         }
     }
 
+    /// Could not be performed at all.
     pub fn refused(detail: impl Into<String>) -> InputResult {
         InputResult {
             delivered: false,
+            confirmed: false,
             detail: detail.into(),
+        }
+    }
+
+    /// The same outcome, said to have arrived where it was aimed (the element meant
+    /// was under the touch, even if nothing on it reacts).
+    pub fn on_target(self) -> InputResult {
+        InputResult {
+            confirmed: self.delivered,
+            ..self
         }
     }
 }
@@ -436,8 +455,24 @@ impl Folio {
     /// A tap: the touch takes its time, then `hit` says what it activates on the screen as it
     /// is at that moment (or why nothing took it).
     pub fn tap(&mut self, hit: impl FnOnce(&Folio) -> Result<Activate, InputResult>) -> InputResult {
+        self.press(TAP_MS, hit)
+    }
+
+    /// A touch held for `hold_ms`: on release it activates what it is on, as Android does
+    /// for a view that has no long-click action of its own (none of Folio's has).
+    pub fn long_press(
+        &mut self,
+        hold_ms: u64,
+        hit: impl FnOnce(&Folio) -> Result<Activate, InputResult>,
+    ) -> InputResult {
+        self.probe("input.long_press");
+        self.press(hold_ms.max(TAP_MS), hit)
+    }
+
+    /// A touch held for `ms`; `hit` says what it activates on the screen at its release.
+    fn press(&mut self, ms: u64, hit: impl FnOnce(&Folio) -> Result<Activate, InputResult>) -> InputResult {
         self.inputs += 1;
-        self.advance(TAP_MS);
+        self.advance(ms);
         match hit(self) {
             Ok(action) => {
                 self.activate(action);
@@ -451,6 +486,23 @@ impl Folio {
     pub fn input_text(&mut self, text: &str) -> InputResult {
         self.inputs += 1;
         self.advance(TEXT_BASE_MS + TEXT_PER_CHAR_MS * text.chars().count() as u64);
+        self.edit_focused(|value| {
+            let room = FIELD_MAX_CHARS.saturating_sub(value.chars().count());
+            value.extend(text.chars().take(room));
+        })
+    }
+
+    /// Empties the focused field, as selecting its text and deleting it does.
+    pub fn clear_text(&mut self) -> InputResult {
+        self.inputs += 1;
+        self.advance(KEY_MS);
+        self.probe("input.clear_text");
+        self.edit_focused(String::clear)
+    }
+
+    /// Applies `edit` to the focused field's text (all of it replaced first when it is
+    /// selected); refused without a focused field.
+    fn edit_focused(&mut self, edit: impl FnOnce(&mut String)) -> InputResult {
         if self.process != Process::Foreground {
             return InputResult::refused("no focused text field (the app is not in the foreground)");
         }
@@ -463,8 +515,7 @@ impl Folio {
         if replace {
             value.clear();
         }
-        let room = FIELD_MAX_CHARS.saturating_sub(value.chars().count());
-        value.extend(text.chars().take(room));
+        edit(value);
         if self.session.errors.remove(&field.form()).is_some() {
             self.probe("form.error.cleared_by_edit");
         }
@@ -481,13 +532,27 @@ impl Folio {
 
     /// A swipe of `duration_ms`: `scroll` says which way the list under it moves, if any.
     pub fn swipe(&mut self, duration_ms: u64, scroll: impl FnOnce(&Folio) -> Option<Scroll>) -> InputResult {
+        self.move_list(duration_ms.max(50), "nothing scrollable under the swipe", scroll)
+    }
+
+    /// A scroll (a wheel, a page key): `scroll` says how the list under it moves, if any.
+    pub fn scroll(&mut self, scroll: impl FnOnce(&Folio) -> Option<Scroll>) -> InputResult {
+        self.move_list(SCROLL_MS, "nothing scrollable there", scroll)
+    }
+
+    fn move_list(
+        &mut self,
+        ms: u64,
+        nothing_there: &str,
+        scroll: impl FnOnce(&Folio) -> Option<Scroll>,
+    ) -> InputResult {
         self.inputs += 1;
-        self.advance(duration_ms.max(50));
+        self.advance(ms);
         if self.process != Process::Foreground {
             return InputResult::noted("swipe on the launcher");
         }
         let Some(Scroll { by, max }) = scroll(self) else {
-            return InputResult::noted("nothing scrollable under the swipe");
+            return InputResult::noted(nothing_there);
         };
         let offset = match self.session.route {
             Route::Home => &mut self.session.home_scroll,
@@ -512,7 +577,8 @@ impl Folio {
             return InputResult::noted("the launcher ignores keys");
         }
         match key {
-            Key::Back => self.back(),
+            // Android's key maps fall back to Back for Escape.
+            Key::Back | Key::Escape => self.back(),
             Key::Home => {
                 self.probe("app.background.home_key");
                 self.move_to_background();
@@ -522,8 +588,47 @@ impl Folio {
             Key::Up | Key::Down | Key::Left | Key::Right => {
                 self.probe("key.arrow");
             }
+            // A key for a text field with none focused goes to the screen, which ignores it.
+            Key::Backspace | Key::Delete | Key::Space if self.session.focused.is_none() => {
+                self.probe("key.no_focus");
+                return InputResult::noted("no focused text field");
+            }
+            // The cursor is always at the end of the text: Backspace deletes the last
+            // character, Delete has nothing after it; both delete a selected text whole.
+            Key::Backspace => {
+                self.probe("key.backspace");
+                return self.edit_focused(|value| {
+                    value.pop();
+                });
+            }
+            Key::Delete => {
+                self.probe("key.delete");
+                if !self.session.selected_all {
+                    return InputResult::noted("nothing after the cursor to delete");
+                }
+                return self.edit_focused(|_| {});
+            }
+            Key::Space => return self.edit_focused(|value| value.push(' ')),
+            // Scrolling a page is the touch screen's (`device::press_key`): here nothing scrolls.
+            Key::PageUp | Key::PageDown => {
+                self.probe("key.page");
+                return InputResult::noted("nothing scrollable on this screen");
+            }
         }
         self.settle();
+        InputResult::delivered()
+    }
+
+    /// The system's back, as the Back key gives it.
+    pub fn system_back(&mut self) -> InputResult {
+        self.press_key(Key::Back)
+    }
+
+    /// Restarts the app's process with its data kept, as swiping it away and opening it
+    /// again does: what a page reload means on this Android-like device.
+    pub fn reload(&mut self) -> InputResult {
+        self.probe("app.reload");
+        self.restart(false, "app process restarted by a reload");
         InputResult::delivered()
     }
 
@@ -541,9 +646,13 @@ impl Folio {
 
     /// Starts the app, restarting it if it is running; `clear_state` wipes its data.
     pub fn launch(&mut self, clear_state: bool) {
+        self.restart(clear_state, "app process restarted by Launch");
+    }
+
+    fn restart(&mut self, clear_state: bool, reason: &str) {
         self.inputs += 1;
         if self.process != Process::Dead {
-            self.die("app process restarted by Launch".into());
+            self.die(reason.into());
         }
         if clear_state {
             self.persisted = Persisted::fresh();
@@ -1182,7 +1291,8 @@ impl Folio {
         }
     }
 
-    fn probe(&mut self, id: &'static str) {
+    /// Records coverage probe `id` (docs/simulator.md lists them).
+    pub fn probe(&mut self, id: &'static str) {
         self.coverage.insert(id);
     }
 

@@ -10,7 +10,7 @@ use super::folio::{Folio, InputResult};
 use super::render;
 use super::screen;
 use uatu_device::grpc;
-use uatu_device::model::{LogLevel, Node, Point};
+use uatu_device::model::{LogLevel, Navigation, Node, Point, Touch};
 use uatu_device::proto::{self, driver_server::Driver, tap_selector_request::Selector};
 
 pub(crate) struct SimDriver {
@@ -40,6 +40,8 @@ impl SimDriver {
             .await;
         Ok(Response::new(proto::InputResponse {
             delivered: result.delivered,
+            confirmed: result.confirmed,
+            app_restarted: false,
             detail: result.detail,
             device_time_ms: now,
         }))
@@ -55,6 +57,11 @@ impl SimDriver {
             )))
         }
     }
+}
+
+fn touch(point: Option<proto::Point>, element: Option<proto::Bounds>, what: &str) -> Result<Touch, Status> {
+    grpc::from_proto_touch(point, element)
+        .ok_or_else(|| Status::invalid_argument(format!("{what} has no point")))
 }
 
 fn point(point: Option<proto::Point>, what: &str) -> Result<Point, Status> {
@@ -89,8 +96,53 @@ impl Driver for SimDriver {
     }
 
     async fn tap(&self, request: Request<proto::TapRequest>) -> Reply<proto::InputResponse> {
-        let at = point(request.into_inner().point, "Tap")?;
+        let request = request.into_inner();
+        let at = touch(request.point, request.element, "Tap")?;
         self.input(|folio| device::tap(folio, at)).await
+    }
+
+    async fn double_tap(&self, request: Request<proto::DoubleTapRequest>) -> Reply<proto::InputResponse> {
+        let request = request.into_inner();
+        let at = touch(request.point, request.element, "DoubleTap")?;
+        self.input(|folio| device::double_tap(folio, at)).await
+    }
+
+    async fn long_press(&self, request: Request<proto::LongPressRequest>) -> Reply<proto::InputResponse> {
+        let request = request.into_inner();
+        let at = touch(request.point, request.element, "LongPress")?;
+        let hold = u64::from(request.duration_ms);
+        self.input(move |folio| device::long_press(folio, at, hold)).await
+    }
+
+    async fn scroll(&self, request: Request<proto::ScrollRequest>) -> Reply<proto::InputResponse> {
+        let request = request.into_inner();
+        let at = touch(request.point, request.element, "Scroll")?;
+        let direction = grpc::from_proto_direction(request.direction)
+            .ok_or_else(|| Status::invalid_argument("Scroll needs a direction"))?;
+        self.input(move |folio| device::scroll(folio, at, direction, request.distance))
+            .await
+    }
+
+    async fn clear_text(&self, _request: Request<proto::ClearTextRequest>) -> Reply<proto::InputResponse> {
+        self.input(Folio::clear_text).await
+    }
+
+    async fn navigate(&self, request: Request<proto::NavigateRequest>) -> Reply<proto::InputResponse> {
+        let to = grpc::from_proto_navigation(request.into_inner())
+            .ok_or_else(|| Status::invalid_argument("Navigate needs a step or an address"))?;
+        let restarts = to == Navigation::Reload;
+        let mut response = self
+            .input(move |folio| match to {
+                Navigation::Back => folio.system_back(),
+                Navigation::Reload => folio.reload(),
+                Navigation::Forward => InputResult::refused("Folio is an Android app: Android has no forward navigation"),
+                Navigation::To(url) => InputResult::refused(format!(
+                    "Folio is an Android app with no addresses: cannot navigate to {url:?} (Navigate to an address is for the web device)"
+                )),
+            })
+            .await?;
+        response.get_mut().app_restarted = restarts && response.get_ref().delivered;
+        Ok(response)
     }
 
     async fn tap_selector(&self, request: Request<proto::TapSelectorRequest>) -> Reply<proto::InputResponse> {
@@ -106,11 +158,8 @@ impl Driver for SimDriver {
                 Selector::ContentDescription(desc) => node.desc == *desc,
             };
             match root.descendants().find(matches) {
-                Some(node) => device::tap(folio, node.bounds.centre()),
-                None => InputResult {
-                    delivered: false,
-                    detail: format!("no element matches {selector:?}"),
-                },
+                Some(node) => device::tap(folio, Touch::on(node.bounds)),
+                None => InputResult::refused(format!("no element matches {selector:?}")),
             }
         })
         .await
@@ -131,7 +180,7 @@ impl Driver for SimDriver {
     async fn press_key(&self, request: Request<proto::PressKeyRequest>) -> Reply<proto::InputResponse> {
         let key = grpc::from_proto_key(request.into_inner().key)
             .ok_or_else(|| Status::invalid_argument("PressKey needs a key"))?;
-        self.input(move |folio| folio.press_key(key)).await
+        self.input(move |folio| device::press_key(folio, key)).await
     }
 
     async fn sleep(&self, request: Request<proto::SleepRequest>) -> Reply<proto::InputResponse> {

@@ -5,7 +5,7 @@ use super::bugs::Bugs;
 use super::device;
 use super::folio::{DEMO_EMAIL, DEMO_PASSWORD, Folio, SLOW_AUTH_MS};
 use super::screen;
-use uatu_device::model::Key;
+use uatu_device::model::{Key, Touch};
 
 /// Taps the centre of the element with content description `desc`; false if none is shown.
 pub fn tap_desc(folio: &mut Folio, desc: &str) -> bool {
@@ -17,7 +17,7 @@ pub fn tap_desc(folio: &mut Folio, desc: &str) -> bool {
     else {
         return false;
     };
-    device::tap(folio, centre).delivered
+    device::tap(folio, Touch::at(centre)).delivered
 }
 
 /// Taps the field `desc` and types `text` into it.

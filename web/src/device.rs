@@ -13,7 +13,8 @@ use chromiumoxide::cdp::browser_protocol::network::{
     self, EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent,
 };
 use chromiumoxide::cdp::browser_protocol::page::{
-    AddScriptToEvaluateOnNewDocumentParams, CaptureScreenshotFormat, EventFrameNavigated, NavigateParams,
+    AddScriptToEvaluateOnNewDocumentParams, CaptureScreenshotFormat, EventFrameNavigated,
+    GetNavigationHistoryParams, NavigateParams, NavigateToHistoryEntryParams, ReloadParams,
 };
 use chromiumoxide::cdp::browser_protocol::performance::{self, GetMetricsParams};
 use chromiumoxide::cdp::browser_protocol::target::{CreateBrowserContextParams, CreateTargetParams};
@@ -29,7 +30,7 @@ use uatu_device::model::*;
 use uatu_device::{DeviceError, Driver};
 
 use crate::chromium::{self, Chromium};
-use crate::{BrowserSource, WebConfig, WebError, input, sdk};
+use crate::{BrowserSource, WebConfig, WebError, evidence, input, sdk};
 
 /// Watches DOM mutations and scrolling from the first script of every
 /// document: idle needs to know how long ago the page last changed. A heartbeat
@@ -324,17 +325,148 @@ impl WebDevice {
         }))
     }
 
+    /// Sends one input's events, in order.
     async fn dispatch<T: chromiumoxide::types::Command>(
         &self,
         call: &'static str,
         commands: Vec<T>,
-    ) -> Result<InputOutcome, DeviceError> {
+    ) -> Result<(), DeviceError> {
         let page = self.page(call).await?;
         for command in commands {
             page.execute(command).await.map_err(|e| self.error(call, e))?;
         }
         self.shared.lock_events().last_input = Some(Instant::now());
-        Ok(self.delivered())
+        Ok(())
+    }
+
+    /// Readies the page to see an input of `expect` arrive (at `touch`, when it has a
+    /// point); the refusal to send when the element meant is gone, or (with
+    /// `editable`) when no focused element takes text.
+    async fn prepare(
+        &self,
+        call: &'static str,
+        expect: evidence::Expect,
+        touch: Option<&Touch>,
+        editable: bool,
+    ) -> Result<Option<InputOutcome>, DeviceError> {
+        let answer = self
+            .shared
+            .evaluate(&evidence::prepare(expect, touch, editable))
+            .await
+            .map_err(|e| self.error(call, e))?;
+        let check = serde_json::from_value(answer).map_err(|e| DeviceError::InvalidAnswer {
+            call,
+            device: self.describe.clone(),
+            message: format!("the page's input check answered something else: {e}"),
+        })?;
+        let now = self.shared.now_ms();
+        Ok(match check {
+            evidence::Check::Ready => None,
+            evidence::Check::Gone { found } => {
+                let bounds = touch.and_then(|touch| touch.element).unwrap_or_default();
+                Some(InputOutcome::refused(
+                    format!(
+                        "the element at [{},{}][{},{}] is no longer there: {found} is at the point",
+                        bounds.left, bounds.top, bounds.right, bounds.bottom
+                    ),
+                    now,
+                ))
+            }
+            evidence::Check::NotEditable { focused } => Some(InputOutcome::refused(
+                format!("no focused text field ({focused} has the focus)"),
+                now,
+            )),
+        })
+    }
+
+    /// The outcome of an input sent after [`WebDevice::prepare`]: confirmed when the
+    /// expected events arrived where they were aimed.
+    ///
+    /// Events that all arrived outside the element meant say it was gone by the time
+    /// they did: the input is reported as not delivered to it.
+    async fn evidence(&self) -> InputOutcome {
+        let seen = match self.shared.evaluate(evidence::READ).await {
+            Ok(answer) => serde_json::from_value::<evidence::Seen>(answer).ok(),
+            // The page navigated or closed under the input: no evidence either way.
+            Err(_) => None,
+        };
+        let now = self.shared.now_ms();
+        match seen {
+            Some(seen) if seen.landed > 0 => InputOutcome::confirmed(now),
+            Some(seen) if seen.missed > 0 => InputOutcome::refused(
+                format!(
+                    "the input arrived on {} instead: the element meant moved or vanished as it was touched",
+                    seen.missed_on
+                ),
+                now,
+            ),
+            _ => InputOutcome::delivered(now),
+        }
+    }
+
+    /// One input: prepared, sent, and read back.
+    async fn checked<T: chromiumoxide::types::Command>(
+        &self,
+        call: &'static str,
+        expect: evidence::Expect,
+        touch: Option<&Touch>,
+        commands: Vec<T>,
+    ) -> Result<InputOutcome, DeviceError> {
+        if let Some(refused) = self.prepare(call, expect, touch, false).await? {
+            return Ok(refused);
+        }
+        self.dispatch(call, commands).await?;
+        Ok(self.evidence().await)
+    }
+
+    /// The app's page at `url` (resolved against the app's address), unless it is
+    /// on another origin.
+    fn app_address(&self, url: &str) -> Result<url::Url, String> {
+        let app = &self.shared.config.url;
+        let address = app
+            .join(url)
+            .map_err(|e| format!("`{url}` is not an address: {e}"))?;
+        if address.origin() != app.origin() {
+            return Err(format!(
+                "{address} is not on the app's origin {}: uatu navigates only within the app",
+                app.origin().ascii_serialization()
+            ));
+        }
+        Ok(address)
+    }
+
+    /// Back or forward through the page's history, to an entry of the app's origin.
+    async fn through_history(&self, page: &Page, back: bool) -> Result<InputOutcome, DeviceError> {
+        let call = "Navigate";
+        let history = page
+            .execute(GetNavigationHistoryParams::default())
+            .await
+            .map_err(|e| self.error(call, e))?;
+        let current = history.result.current_index;
+        let wanted = if back { current - 1 } else { current + 1 };
+        let now = self.shared.now_ms();
+        let Some(entry) = usize::try_from(wanted)
+            .ok()
+            .and_then(|index| history.result.entries.get(index))
+        else {
+            let which = if back { "earlier" } else { "later" };
+            return Ok(InputOutcome::refused(
+                format!("no {which} page in the history"),
+                now,
+            ));
+        };
+        if let Err(outside) = self.app_address(&entry.url) {
+            let which = if back { "the page before" } else { "the page after" };
+            return Ok(InputOutcome::refused(
+                format!("{which} is not the app's: {outside}"),
+                now,
+            ));
+        }
+        page.execute(NavigateToHistoryEntryParams::new(entry.id))
+            .await
+            .map_err(|e| self.error(call, e))?;
+        self.shared.lock_events().last_input = Some(Instant::now());
+        Ok(InputOutcome::confirmed(self.shared.now_ms()))
     }
 
     /// Keys, text and wheels between two taps keep them from being a double click.
@@ -351,14 +483,6 @@ impl WebDevice {
             clicks.observed();
         }
         result
-    }
-
-    fn delivered(&self) -> InputOutcome {
-        InputOutcome {
-            delivered: true,
-            detail: String::new(),
-            device_time_ms: self.shared.now_ms(),
-        }
     }
 
     async fn close_app(&self, dispose_context: bool) {
@@ -540,9 +664,128 @@ impl Driver for WebDevice {
         Ok(())
     }
 
-    async fn tap(&self, point: Point) -> Result<InputOutcome, DeviceError> {
-        let clicks = self.shared.clicks.lock().map_or(1, |mut c| c.click_at(point));
-        self.dispatch("Tap", input::mouse_click(point, clicks)).await
+    async fn tap(&self, touch: Touch) -> Result<InputOutcome, DeviceError> {
+        let clicks = self
+            .shared
+            .clicks
+            .lock()
+            .map_or(1, |mut c| c.click_at(touch.point));
+        self.checked(
+            "Tap",
+            evidence::Expect::PointerDown,
+            Some(&touch),
+            input::mouse_click(touch.point, clicks),
+        )
+        .await
+    }
+
+    /// Two presses counted 1 and 2 (`dblclick`), a double tap on its own: a tap
+    /// just before or after it does not make it a triple click.
+    async fn double_tap(&self, touch: Touch) -> Result<InputOutcome, DeviceError> {
+        self.interrupt_clicks();
+        let outcome = self
+            .checked(
+                "DoubleTap",
+                evidence::Expect::PointerDown,
+                Some(&touch),
+                input::double_click(touch.point),
+            )
+            .await;
+        self.interrupt_clicks();
+        outcome
+    }
+
+    /// The button held down at the point for `duration`, then released.
+    async fn long_press(&self, touch: Touch, duration: Duration) -> Result<InputOutcome, DeviceError> {
+        let call = "LongPress";
+        self.interrupt_clicks();
+        if let Some(refused) = self
+            .prepare(call, evidence::Expect::PointerDown, Some(&touch), false)
+            .await?
+        {
+            return Ok(refused);
+        }
+        let mut pressed = vec![input::mouse_move(touch.point)];
+        pressed.extend(input::mouse_press(touch.point, 1));
+        self.dispatch(call, pressed).await?;
+        let held = self.evidence().await;
+        tokio::time::sleep(duration).await;
+        self.dispatch(call, vec![input::mouse_release(touch.point, 1)])
+            .await?;
+        self.interrupt_clicks();
+        Ok(InputOutcome {
+            device_time_ms: self.shared.now_ms(),
+            ..held
+        })
+    }
+
+    /// A wheel turned at the point by `distance` pixels.
+    async fn scroll(
+        &self,
+        touch: Touch,
+        direction: ScrollDirection,
+        distance: u32,
+    ) -> Result<InputOutcome, DeviceError> {
+        self.interrupt_clicks();
+        let (delta_x, delta_y) = direction.delta(i32::try_from(distance).unwrap_or(i32::MAX));
+        self.checked(
+            "Scroll",
+            evidence::Expect::Wheel,
+            Some(&touch),
+            vec![input::wheel_by(touch.point, delta_x, delta_y)],
+        )
+        .await
+    }
+
+    /// Control+A and Backspace in the focused field; refused when the focus is not
+    /// on an element that takes text.
+    async fn clear_text(&self) -> Result<InputOutcome, DeviceError> {
+        let call = "ClearText";
+        self.interrupt_clicks();
+        if let Some(refused) = self.prepare(call, evidence::Expect::Input, None, true).await? {
+            return Ok(refused);
+        }
+        self.dispatch(call, input::clear_field()).await?;
+        Ok(self.evidence().await)
+    }
+
+    /// The page's own history (back and forward to pages of the app's origin only),
+    /// a reload, or an address on the app's origin.
+    async fn navigate(&self, to: &Navigation) -> Result<InputOutcome, DeviceError> {
+        let call = "Navigate";
+        self.interrupt_clicks();
+        let page = self.page(call).await?;
+        match to {
+            Navigation::Back => self.through_history(&page, true).await,
+            Navigation::Forward => self.through_history(&page, false).await,
+            Navigation::Reload => {
+                page.execute(ReloadParams::default())
+                    .await
+                    .map_err(|e| self.error(call, e))?;
+                self.shared.lock_events().last_input = Some(Instant::now());
+                Ok(InputOutcome::confirmed(self.shared.now_ms()))
+            }
+            Navigation::To(url) => {
+                let address = match self.app_address(url) {
+                    Ok(address) => address,
+                    Err(refusal) => return Ok(InputOutcome::refused(refusal, self.shared.now_ms())),
+                };
+                // Through the page's own `location`, not CDP's Page.navigate: chromiumoxide
+                // waits for a load event after Page.navigate, and a change of the fragment
+                // alone (`#/active`, how most single-page apps route) never loads anything.
+                let assign = format!("location.assign({})", serde_json::Value::from(address.as_str()));
+                let assigned = self.shared.evaluate(&assign).await;
+                self.shared.lock_events().last_input = Some(Instant::now());
+                Ok(match assigned {
+                    Ok(_) => InputOutcome::confirmed(self.shared.now_ms()),
+                    // The old document went away under the evaluation: sent, no answer.
+                    Err(error) => InputOutcome {
+                        detail: format!("no answer from the page as it navigated to {address}: {error}"),
+                        ..InputOutcome::delivered(self.shared.now_ms())
+                    },
+                })
+            }
+        }
     }
 
     async fn tap_selector(&self, selector: &DeviceSelector) -> Result<InputOutcome, DeviceError> {
@@ -553,34 +796,45 @@ impl Driver for WebDevice {
             DeviceSelector::ContentDescription(desc) => node.desc == *desc,
         });
         match found {
-            Some(node) => self.tap(node.bounds.centre()).await,
-            None => Ok(InputOutcome {
-                delivered: false,
-                detail: format!("nothing on the page matches {selector:?}"),
-                device_time_ms: self.shared.now_ms(),
-            }),
+            Some(node) => self.tap(Touch::on(node.bounds)).await,
+            None => Ok(InputOutcome::refused(
+                format!("nothing on the page matches {selector:?}"),
+                self.shared.now_ms(),
+            )),
         }
     }
 
     async fn input_text(&self, text: &str) -> Result<InputOutcome, DeviceError> {
         self.interrupt_clicks();
-        self.dispatch("InputText", input::typing(text)).await
+        self.checked("InputText", evidence::Expect::Input, None, input::typing(text))
+            .await
     }
 
     async fn swipe(&self, from: Point, to: Point, _duration: Duration) -> Result<InputOutcome, DeviceError> {
         self.interrupt_clicks();
-        self.dispatch("Swipe", vec![input::wheel(from, to)]).await
+        self.checked(
+            "Swipe",
+            evidence::Expect::Wheel,
+            Some(&Touch::at(from)),
+            vec![input::wheel(from, to)],
+        )
+        .await
     }
 
     async fn press_key(&self, key: Key) -> Result<InputOutcome, DeviceError> {
         self.interrupt_clicks();
-        self.dispatch("PressKey", input::key_press(input::web_key(key)))
-            .await
+        self.checked(
+            "PressKey",
+            evidence::Expect::KeyDown,
+            None,
+            input::key_press(input::web_key(key)),
+        )
+        .await
     }
 
     async fn sleep(&self, duration: Duration) -> Result<InputOutcome, DeviceError> {
         tokio::time::sleep(duration).await;
-        Ok(self.delivered())
+        Ok(InputOutcome::confirmed(self.shared.now_ms()))
     }
 
     async fn screenshot(&self) -> Result<Screenshot, DeviceError> {

@@ -76,25 +76,58 @@ fn mouse(kind: DispatchMouseEventType, point: Point) -> DispatchMouseEventParams
 
 /// Move, press and release the left button at `point`, as click number `clicks`.
 pub(crate) fn mouse_click(point: Point, clicks: i64) -> Vec<DispatchMouseEventParams> {
+    let mut events = vec![mouse_move(point)];
+    events.extend(mouse_press(point, clicks));
+    events.push(mouse_release(point, clicks));
+    events
+}
+
+/// The pointer moved to `point` with no button held.
+pub(crate) fn mouse_move(point: Point) -> DispatchMouseEventParams {
     let mut moved = mouse(DispatchMouseEventType::MouseMoved, point);
     moved.buttons = Some(0);
+    moved
+}
+
+/// The left button pressed at `point`, as click number `clicks` (a long press holds it).
+pub(crate) fn mouse_press(point: Point, clicks: i64) -> Vec<DispatchMouseEventParams> {
     let mut pressed = mouse(DispatchMouseEventType::MousePressed, point);
     pressed.button = Some(MouseButton::Left);
     pressed.buttons = Some(1);
     pressed.click_count = Some(clicks);
+    vec![pressed]
+}
+
+/// The left button released at `point`, ending click number `clicks`.
+pub(crate) fn mouse_release(point: Point, clicks: i64) -> DispatchMouseEventParams {
     let mut released = mouse(DispatchMouseEventType::MouseReleased, point);
     released.button = Some(MouseButton::Left);
     released.buttons = Some(0);
     released.click_count = Some(clicks);
-    vec![moved, pressed, released]
+    released
+}
+
+/// A double click at `point`: two presses counted 1 and 2, so the page sees
+/// `click`, `click` and `dblclick`, as from a mouse.
+pub(crate) fn double_click(point: Point) -> Vec<DispatchMouseEventParams> {
+    let mut events = mouse_click(point, 1);
+    events.extend(mouse_press(point, 2));
+    events.push(mouse_release(point, 2));
+    events
 }
 
 /// A wheel turn at `from` that moves the content the way a finger dragged
 /// from `from` to `to` would: swiping up scrolls down.
 pub(crate) fn wheel(from: Point, to: Point) -> DispatchMouseEventParams {
-    let mut wheel = mouse(DispatchMouseEventType::MouseWheel, from);
-    wheel.delta_x = Some((from.x - to.x) as f64);
-    wheel.delta_y = Some((from.y - to.y) as f64);
+    wheel_by(from, from.x - to.x, from.y - to.y)
+}
+
+/// A wheel turn at `at` scrolling the content under it by `delta_x`, `delta_y`
+/// pixels (positive: right and down).
+pub(crate) fn wheel_by(at: Point, delta_x: i32, delta_y: i32) -> DispatchMouseEventParams {
+    let mut wheel = mouse(DispatchMouseEventType::MouseWheel, at);
+    wheel.delta_x = Some(delta_x as f64);
+    wheel.delta_y = Some(delta_y as f64);
     wheel
 }
 
@@ -110,6 +143,12 @@ pub(crate) fn web_key(key: Key) -> &'static str {
         Key::Down => "ArrowDown",
         Key::Left => "ArrowLeft",
         Key::Right => "ArrowRight",
+        Key::Escape => "Escape",
+        Key::Backspace => "Backspace",
+        Key::Delete => "Delete",
+        Key::Space => " ",
+        Key::PageUp => "PageUp",
+        Key::PageDown => "PageDown",
     }
 }
 
@@ -125,8 +164,39 @@ fn control_key(c: char) -> Option<&'static str> {
     })
 }
 
+/// The layout's key for the DOM key `key`: the one whose code is its name when there
+/// are several (`PageUp` is also the keypad's 9), else the first.
 fn definition(key: &str) -> Option<&'static KeyDefinition> {
-    USKEYBOARD_LAYOUT.iter().find(|def| def.key == key)
+    let mut keys = USKEYBOARD_LAYOUT.iter().filter(|def| def.key == key);
+    let first = keys.next()?;
+    Some(
+        std::iter::once(first)
+            .chain(keys)
+            .find(|def| def.code == key)
+            .unwrap_or(first),
+    )
+}
+
+/// Control held, as CDP's `modifiers` bit field says it.
+const CONTROL: i64 = 2;
+
+/// Selects all of the focused field's text and deletes it: Control+A then
+/// Backspace, as a person clears a field with the keyboard (`selectAll` is also
+/// named as the editing command, which Chromium needs on some platforms).
+pub(crate) fn clear_field() -> Vec<DispatchKeyEventParams> {
+    let mut select_all = key_press("a");
+    for event in &mut select_all {
+        event.modifiers = Some(CONTROL);
+        // With Control held the key types nothing.
+        event.text = None;
+        event.unmodified_text = None;
+        if event.r#type == DispatchKeyEventType::KeyDown {
+            event.r#type = DispatchKeyEventType::RawKeyDown;
+        }
+    }
+    select_all[0].commands = Some(vec!["selectAll".into()]);
+    select_all.extend(key_press("Backspace"));
+    select_all
 }
 
 /// Key down and up for the DOM key `key` (a name such as `Enter`, or one character).
@@ -204,6 +274,53 @@ mod tests {
         counter.interrupt();
         counter.observed_at(later(3_000));
         assert_eq!(counter.click_at_time(at, later(3_100)), 1);
+    }
+
+    #[test]
+    fn a_double_click_is_two_presses_counted_one_and_two() {
+        let at = Point { x: 10, y: 20 };
+        let events = double_click(at);
+        let kinds: Vec<_> = events.iter().map(|e| (e.r#type.clone(), e.click_count)).collect();
+        assert_eq!(
+            kinds,
+            [
+                (DispatchMouseEventType::MouseMoved, None),
+                (DispatchMouseEventType::MousePressed, Some(1)),
+                (DispatchMouseEventType::MouseReleased, Some(1)),
+                (DispatchMouseEventType::MousePressed, Some(2)),
+                (DispatchMouseEventType::MouseReleased, Some(2)),
+            ]
+        );
+        assert!(events.iter().all(|e| e.x == 10.0 && e.y == 20.0));
+    }
+
+    #[test]
+    fn page_keys_have_their_own_codes_and_space_types_a_space() {
+        let page_down = &key_press("PageDown")[0];
+        assert_eq!(page_down.code.as_deref(), Some("PageDown"));
+        assert_eq!(page_down.windows_virtual_key_code, Some(34));
+        assert_eq!(page_down.text, None);
+        let space = &key_press(web_key(Key::Space))[0];
+        assert_eq!(space.code.as_deref(), Some("Space"));
+        assert_eq!(space.text.as_deref(), Some(" "));
+        for key in Key::ALL {
+            assert!(definition(web_key(key)).is_some(), "{key:?} is on the layout");
+        }
+    }
+
+    #[test]
+    fn clearing_a_field_is_control_a_then_backspace() {
+        let events = clear_field();
+        let select = &events[0];
+        assert_eq!(select.r#type, DispatchKeyEventType::RawKeyDown);
+        assert_eq!(
+            (select.key.as_deref(), select.modifiers),
+            (Some("a"), Some(CONTROL))
+        );
+        assert_eq!(select.text, None);
+        assert_eq!(select.commands.as_deref(), Some(&["selectAll".to_string()][..]));
+        let keys: Vec<_> = events.iter().filter_map(|e| e.key.as_deref()).collect();
+        assert_eq!(keys, ["a", "a", "Backspace", "Backspace"]);
     }
 
     #[test]

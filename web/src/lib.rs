@@ -15,6 +15,7 @@
 
 pub mod chromium;
 mod device;
+mod evidence;
 mod input;
 mod sdk;
 

@@ -10,14 +10,14 @@ use chromiumoxide::Browser;
 use chromiumoxide::cdp::browser_protocol::page::CrashParams;
 use futures::StreamExt;
 use uatu_device::agent::{AgentListener, ListenerConfig};
-use uatu_device::model::{Hierarchy, Key, LogLevel, Node};
-use uatu_device::selector::Selector;
+use uatu_device::model::{Hierarchy, Key, LogLevel, Node, Touch};
+use uatu_device::selector::Matcher;
 use uatu_device::{DeviceSelector, Driver};
 
 use common::*;
 
 fn find<'h>(hierarchy: &'h Hierarchy, selector: &str) -> Option<&'h Node> {
-    Selector::parse(selector).expect(selector).find(&hierarchy.root)
+    Matcher::parse(selector).expect(selector).find(&hierarchy.root)
 }
 
 /// Why the app's connection ended, once it has (10 s at most).
@@ -76,7 +76,7 @@ async fn every_selector_kind_finds_its_element_and_hidden_ones_are_left_out() {
     let todos = hierarchy
         .root
         .descendants()
-        .filter(|n| Selector::parse("css:li.todo").expect("css").matches(n));
+        .filter(|n| Matcher::parse("css:li.todo").expect("css").matches(n));
     assert_eq!(todos.count(), 2);
 
     let agree = find(&hierarchy, "id:agree").expect("checkbox");
@@ -95,15 +95,15 @@ async fn taps_keys_text_and_wheel_reach_the_page_as_real_events() {
     let save = find(&hierarchy, "id:save").expect("save").bounds.centre();
     let name = find(&hierarchy, "id:name").expect("name").bounds.centre();
 
-    device.tap(save).await.expect("tap");
+    device.tap(Touch::at(save)).await.expect("tap");
     assert_eq!(page_log(&device).await, "click save");
-    device.tap(save).await.expect("second tap");
+    device.tap(Touch::at(save)).await.expect("second tap");
     assert!(
         page_log(&device).await.ends_with("dblclick save"),
         "two quick taps are a double click"
     );
 
-    device.tap(name).await.expect("tap the field");
+    device.tap(Touch::at(name)).await.expect("tap the field");
     let focused = device.hierarchy().await.expect("hierarchy");
     assert!(find(&focused, "id:name").is_some_and(|n| n.focused));
     device.input_text("!\u{8}z").await.expect("type");
@@ -190,11 +190,11 @@ async fn console_errors_are_logs_and_uncaught_exceptions_and_snapshots_reach_the
 
     let hierarchy = device.hierarchy().await.expect("hierarchy");
     device
-        .tap(find(&hierarchy, "id:shout").expect("shout").bounds.centre())
+        .tap(Touch::on(find(&hierarchy, "id:shout").expect("shout").bounds))
         .await
         .expect("tap");
     device
-        .tap(find(&hierarchy, "id:throw").expect("throw").bounds.centre())
+        .tap(Touch::on(find(&hierarchy, "id:throw").expect("throw").bounds))
         .await
         .expect("tap");
     device.wait_for_idle(Duration::from_secs(2)).await.expect("idle");
@@ -261,7 +261,7 @@ async fn a_crashed_page_and_a_page_that_leaves_the_app_end_the_app_connection_an
 
     let hierarchy = device.hierarchy().await.expect("hierarchy");
     device
-        .tap(find(&hierarchy, "id:away").expect("away").bounds.centre())
+        .tap(Touch::on(find(&hierarchy, "id:away").expect("away").bounds))
         .await
         .expect("tap");
     let reason = disconnect_reason(&agent).await;

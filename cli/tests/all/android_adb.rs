@@ -14,17 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::cli::uatu;
-
-/// The JAR `mvn -B -q package -pl sidecar-maestro -am` (at the root) builds.
-fn built_jar() -> PathBuf {
-    let jar = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sidecar-maestro/target/sidecar-maestro.jar");
-    assert!(
-        jar.is_file(),
-        "{} is missing: build it with `mvn -B -q package -DskipTests -pl sidecar-maestro -am` (dev/test builds it)",
-        jar.display()
-    );
-    jar
-}
+use crate::support::{built_sidecar_jar, builtin_fake_device_copy};
 
 /// Appended to every non-empty text of the app's screens: two-, three- and four-byte
 /// UTF-8 characters, which the fake adbd's packets cut at arbitrary bytes.
@@ -33,15 +23,7 @@ const NON_ASCII: &str = " — Zürich Ünïcödé 日本語の口座 🎉💷";
 /// A copy of the built-in fake device in `dir`, with `extra` lines in its
 /// device.properties and every non-empty text of the app's screens ending in [`NON_ASCII`].
 fn device_dir(dir: &Path, extra: &str) -> PathBuf {
-    let builtin =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../sidecar-maestro/src/main/resources/fake-device");
-    let device = dir.join("device");
-    std::fs::create_dir(&device).expect("creates the device directory");
-    for entry in std::fs::read_dir(&builtin).expect("lists the built-in device") {
-        let path = entry.expect("a directory entry").path();
-        std::fs::copy(&path, device.join(path.file_name().expect("a file name")))
-            .expect("copies a device file");
-    }
+    let device = builtin_fake_device_copy(dir);
     for screen in ["folio-accounts.xml", "folio-account.xml"] {
         let path = device.join(screen);
         let xml = std::fs::read_to_string(&path).expect("reads a screen");
@@ -84,7 +66,7 @@ impl AttachedDevice {
     fn start(device_dir: &Path) -> AttachedDevice {
         let mut child = Command::new("java")
             .arg("-cp")
-            .arg(built_jar())
+            .arg(built_sidecar_jar())
             .arg("dev.uatu.sidecar.fakedevice.FakeDeviceMainKt")
             .arg("--device")
             .arg(device_dir)
@@ -159,7 +141,7 @@ fn run(device: &AttachedDevice, dir: &Path, steps: u32, extra: &[&str]) -> RunRe
     let spec = dir.join("spec.ts");
     std::fs::write(&spec, SPEC).expect("writes the spec");
     let runs = dir.join("runs");
-    let jar = built_jar().display().to_string();
+    let jar = built_sidecar_jar().display().to_string();
     let target = format!("android:{}", device.serial);
     let steps = steps.to_string();
     let mut args = vec![

@@ -2,23 +2,12 @@
 //! (`sidecar-maestro/`, built by `mvn verify` before `cargo test` in dev/test)
 //! on its scripted fake device, uses it, and stops it.
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::cli::uatu;
-
-/// The JAR `mvn -B -q package -pl sidecar-maestro -am` (at the root) builds.
-fn built_jar() -> PathBuf {
-    let jar = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sidecar-maestro/target/sidecar-maestro.jar");
-    assert!(
-        jar.is_file(),
-        "{} is missing: build it with `mvn -B -q package -DskipTests -pl sidecar-maestro -am` (dev/test builds it)",
-        jar.display()
-    );
-    jar
-}
+use crate::support::built_sidecar_jar;
 
 /// Processes whose command line mentions `needle` (a path unique to one test).
 fn processes_mentioning(needle: &str) -> Vec<String> {
@@ -38,7 +27,7 @@ fn doctor_drives_the_fake_android_device_through_the_sidecar_jar_and_stops_it() 
     let dir = tempfile::tempdir().expect("temp dir");
     // A copy at a path of this test's own, to find the sidecar process by.
     let jar = dir.path().join("sidecar-maestro.jar");
-    std::fs::copy(built_jar(), &jar).expect("copies the JAR");
+    std::fs::copy(built_sidecar_jar(), &jar).expect("copies the JAR");
     let jar_text = jar.display().to_string();
 
     let (code, stdout, stderr) = uatu(&[
@@ -114,7 +103,7 @@ fn a_missing_sidecar_jar_says_how_to_build_it() {
 fn a_sidecar_that_cannot_start_its_device_reports_the_sidecars_words() {
     let dir = tempfile::tempdir().expect("temp dir");
     let missing = dir.path().join("no-such-device").display().to_string();
-    let jar = built_jar().display().to_string();
+    let jar = built_sidecar_jar().display().to_string();
     let (code, stdout, _) = uatu(&[
         "doctor",
         "--device",
@@ -150,7 +139,7 @@ fn run_on_fake_device(fake_device: &str, extra: &[&str]) -> (i32, String, Vec<Va
     let spec = dir.path().join("spec.ts");
     std::fs::write(&spec, FAKE_APP_SPEC).expect("writes the spec");
     let runs = dir.path().join("runs");
-    let jar = built_jar().display().to_string();
+    let jar = built_sidecar_jar().display().to_string();
     let mut args = vec![
         "run",
         "--spec",

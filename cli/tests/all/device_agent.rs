@@ -644,7 +644,7 @@ async fn the_in_app_hierarchy_is_asked_for_and_received() {
     let state = listener.pause_with_hierarchy(WAIT).await.expect("STATE");
     let hierarchy = state.hierarchy.expect("the hierarchy arrived");
     assert_eq!(hierarchy.screen.width, 320);
-    let submit = uatu_device::selector::Selector::parse("id:submit")
+    let submit = uatu_device::selector::Matcher::parse("id:submit")
         .expect("selector")
         .find(&hierarchy.root)
         .expect("id:submit resolves");

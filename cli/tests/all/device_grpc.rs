@@ -10,7 +10,8 @@ use tonic::{Request, Response, Status};
 use uatu_device::proto::driver_server::{Driver as DriverService, DriverServer};
 use uatu_device::proto::{self, tap_selector_request::Selector};
 use uatu_device::{
-    Bounds, CallTimeouts, DeviceError, DeviceSelector, Driver, GrpcDriver, Key, LogLevel, Point,
+    Bounds, CallTimeouts, DeviceError, DeviceSelector, Driver, GrpcDriver, Key, LogLevel, Navigation, Point,
+    ScrollDirection, Touch,
 };
 
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR-rest-of-a-png";
@@ -22,6 +23,9 @@ struct Quirks {
     not_a_png: bool,
     unknown_log_level: bool,
     no_root: bool,
+    /// Answers the calls added to driver.proto after its first drivers as an older
+    /// driver does: unimplemented.
+    older: bool,
 }
 
 #[derive(Default)]
@@ -36,13 +40,31 @@ impl FakeApp {
     }
 
     fn input(&self, call: String) -> Result<Response<proto::InputResponse>, Status> {
+        // Says it saw taps land, and has no evidence of anything else.
+        let confirmed = call.starts_with("tap") || call.starts_with("double_tap");
         self.record(call);
         Ok(Response::new(proto::InputResponse {
             delivered: true,
-            detail: String::new(),
+            confirmed,
             device_time_ms: 42,
+            ..Default::default()
         }))
     }
+
+    /// A call added to driver.proto later: an older driver does not know it.
+    fn newer_input(&self, call: String) -> Result<Response<proto::InputResponse>, Status> {
+        if self.quirks.older {
+            return Err(Status::unimplemented(format!("{call} is not known here")));
+        }
+        self.input(call)
+    }
+}
+
+fn bounds_text(bounds: Option<proto::Bounds>) -> String {
+    bounds.map_or_else(
+        || "-".to_string(),
+        |b| format!("[{},{}][{},{}]", b.left, b.top, b.right, b.bottom),
+    )
 }
 
 #[tonic::async_trait]
@@ -75,8 +97,78 @@ impl DriverService for FakeApp {
     }
 
     async fn tap(&self, r: Request<proto::TapRequest>) -> Result<Response<proto::InputResponse>, Status> {
-        let point = r.into_inner().point.unwrap_or_default();
-        self.input(format!("tap {} {}", point.x, point.y))
+        let r = r.into_inner();
+        let point = r.point.unwrap_or_default();
+        self.input(format!("tap {} {} {}", point.x, point.y, bounds_text(r.element)))
+    }
+
+    async fn double_tap(
+        &self,
+        r: Request<proto::DoubleTapRequest>,
+    ) -> Result<Response<proto::InputResponse>, Status> {
+        let r = r.into_inner();
+        let point = r.point.unwrap_or_default();
+        self.newer_input(format!(
+            "double_tap {} {} {}",
+            point.x,
+            point.y,
+            bounds_text(r.element)
+        ))
+    }
+
+    async fn long_press(
+        &self,
+        r: Request<proto::LongPressRequest>,
+    ) -> Result<Response<proto::InputResponse>, Status> {
+        let r = r.into_inner();
+        let point = r.point.unwrap_or_default();
+        self.newer_input(format!(
+            "long_press {} {} {} {}",
+            point.x,
+            point.y,
+            bounds_text(r.element),
+            r.duration_ms
+        ))
+    }
+
+    async fn scroll(
+        &self,
+        r: Request<proto::ScrollRequest>,
+    ) -> Result<Response<proto::InputResponse>, Status> {
+        let r = r.into_inner();
+        let point = r.point.unwrap_or_default();
+        let direction = proto::ScrollDirection::try_from(r.direction)
+            .map_err(|e| Status::invalid_argument(e.to_string()))?;
+        self.newer_input(format!(
+            "scroll {} {} {} {} {}",
+            point.x,
+            point.y,
+            bounds_text(r.element),
+            direction.as_str_name(),
+            r.distance
+        ))
+    }
+
+    async fn clear_text(
+        &self,
+        _: Request<proto::ClearTextRequest>,
+    ) -> Result<Response<proto::InputResponse>, Status> {
+        self.newer_input("clear_text".into())
+    }
+
+    async fn navigate(
+        &self,
+        r: Request<proto::NavigateRequest>,
+    ) -> Result<Response<proto::InputResponse>, Status> {
+        let to = match r.into_inner().to {
+            Some(proto::navigate_request::To::Step(step)) => proto::NavigationStep::try_from(step)
+                .map_err(|e| Status::invalid_argument(e.to_string()))?
+                .as_str_name()
+                .to_string(),
+            Some(proto::navigate_request::To::Url(url)) => url,
+            None => return Err(Status::invalid_argument("nowhere to go")),
+        };
+        self.newer_input(format!("navigate {to}"))
     }
 
     async fn tap_selector(
@@ -92,6 +184,7 @@ impl DriverService for FakeApp {
                     delivered: false,
                     detail: format!("no node with text {text:?}"),
                     device_time_ms: 43,
+                    ..Default::default()
                 }))
             }
             None => Err(Status::invalid_argument("no selector")),
@@ -278,9 +371,37 @@ async fn every_rpc_reaches_the_device_and_its_answer_is_converted() {
         7
     );
     driver.terminate("app.folio").await.expect("terminate");
-    let tapped = driver.tap(Point { x: 540, y: 1270 }).await.expect("tap");
-    assert!(tapped.delivered);
+    let tapped = driver
+        .tap(Touch::at(Point { x: 540, y: 1270 }))
+        .await
+        .expect("tap");
+    assert!(tapped.delivered && tapped.confirmed);
     assert_eq!(tapped.device_time_ms, 42);
+    let button = Bounds {
+        left: 100,
+        top: 1200,
+        right: 980,
+        bottom: 1340,
+    };
+    driver.tap(Touch::on(button)).await.expect("tap an element");
+    let twice = driver.double_tap(Touch::on(button)).await.expect("double_tap");
+    assert!(twice.delivered && twice.confirmed);
+    driver
+        .long_press(Touch::at(Point { x: 5, y: 6 }), Duration::from_millis(800))
+        .await
+        .expect("long_press");
+    let scrolled = driver
+        .scroll(Touch::on(button), ScrollDirection::Down, 400)
+        .await
+        .expect("scroll");
+    assert!(scrolled.delivered && !scrolled.confirmed);
+    driver.clear_text().await.expect("clear_text");
+    driver.navigate(&Navigation::Back).await.expect("back");
+    driver.navigate(&Navigation::Reload).await.expect("reload");
+    driver
+        .navigate(&Navigation::To("/#/active".into()))
+        .await
+        .expect("navigate to");
     driver
         .tap_selector(&DeviceSelector::ContentDescription("login_submit".into()))
         .await
@@ -347,7 +468,15 @@ async fn every_rpc_reaches_the_device_and_its_answer_is_converted() {
         [
             "launch app.folio true Some(\".Main\")",
             "terminate app.folio",
-            "tap 540 1270",
+            "tap 540 1270 -",
+            "tap 540 1270 [100,1200][980,1340]",
+            "double_tap 540 1270 [100,1200][980,1340]",
+            "long_press 5 6 - 800",
+            "scroll 540 1270 [100,1200][980,1340] SCROLL_DIRECTION_DOWN 400",
+            "clear_text",
+            "navigate NAVIGATION_STEP_BACK",
+            "navigate NAVIGATION_STEP_RELOAD",
+            "navigate /#/active",
             "tap_selector desc login_submit",
             "tap_selector text Nope",
             "tap_selector id app:id/x",
@@ -506,6 +635,42 @@ async fn invalid_answers_are_rejected() {
         ),
         "{error}"
     );
+}
+
+#[tokio::test]
+async fn an_older_driver_without_the_newer_calls_says_it_did_not_deliver_them() {
+    let (addr, app) = serve(Quirks {
+        older: true,
+        ..Quirks::default()
+    })
+    .await;
+    let driver = GrpcDriver::connect(&addr.to_string(), CallTimeouts::default())
+        .await
+        .expect("connects");
+    let at = Touch::at(Point { x: 1, y: 2 });
+    let refusals = [
+        driver.double_tap(at).await,
+        driver.long_press(at, Duration::from_millis(10)).await,
+        driver.scroll(at, ScrollDirection::Up, 10).await,
+        driver.clear_text().await,
+        driver.navigate(&Navigation::Forward).await,
+    ];
+    for (outcome, call) in
+        refusals
+            .into_iter()
+            .zip(["DoubleTap", "LongPress", "Scroll", "ClearText", "Navigate"])
+    {
+        let outcome = outcome.expect("an answer, not an error");
+        assert!(!outcome.delivered, "{call}");
+        assert!(
+            outcome.detail.contains(call) && outcome.detail.contains(&addr.to_string()),
+            "{}",
+            outcome.detail
+        );
+    }
+    // The calls every driver has still work.
+    assert!(driver.tap(at).await.expect("tap").delivered);
+    assert_eq!(calls(&app), ["tap 1 2 -"]);
 }
 
 #[tokio::test]

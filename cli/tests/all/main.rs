@@ -26,6 +26,7 @@ mod run_plugins;
 mod run_todomvc;
 mod sdk_android_harness;
 mod sdk_hierarchy;
+mod selectors;
 mod sim_driver;
 mod sim_sdk;
 mod spec_build;

@@ -96,6 +96,8 @@ fn a_sink_gets_the_typed_fields_and_the_trace_line() {
         point: None,
         bounds: None,
         to_point: None,
+        applied: uatu::action::Applied::Unknown,
+        detail: String::new(),
     };
     let (first, first_line) = record(state(4, 2, None), None, &[]);
     let (second, second_line) = record(state(5, 2, None), Some(action), &["no-duplicates", "balance"]);

@@ -363,7 +363,7 @@ fn maestro_commands(yaml: &str) -> Vec<String> {
 
 #[test]
 fn the_maestro_flow_parses_as_yaml_and_uses_only_documented_commands() {
-    use uatu::action::{Action, Target};
+    use uatu::action::{Action, ScrollDirection, Target};
     use uatu::run::replay::{Origin, SCRIPT_VERSION, Script, ScriptStep};
     use uatu_device::model::{Bounds, Key};
 
@@ -406,10 +406,12 @@ fn the_maestro_flow_parses_as_yaml_and_uses_only_documented_commands() {
             step(Some(Action::InputText {
                 into: Some(Target::Selector("desc:txn_note".into())),
                 text: "a \"quoted\": note # not a comment\n- with a newline".into(),
+                submit: false,
             })),
             step(Some(Action::InputText {
                 into: None,
                 text: "yes".into(),
+                submit: true,
             })),
             step(Some(Action::Swipe {
                 from: element.clone(),
@@ -425,6 +427,35 @@ fn the_maestro_flow_parses_as_yaml_and_uses_only_documented_commands() {
             step(Some(Action::PressKey { key: Key::Up })),
             step(Some(Action::Wait { duration_millis: 500 })),
             step(None),
+            step(Some(Action::DoubleTap {
+                on: Target::selector("desc:row"),
+            })),
+            step(Some(Action::LongPress {
+                on: element.clone(),
+                duration_millis: Some(900),
+            })),
+            step(Some(Action::Scroll {
+                on: None,
+                direction: ScrollDirection::Down,
+                amount: None,
+            })),
+            step(Some(Action::Scroll {
+                on: Some(Target::selector("id:list")),
+                direction: ScrollDirection::Up,
+                amount: Some(1.0),
+            })),
+            step(Some(Action::ClearText {
+                into: Some(Target::selector("desc:txn_note")),
+            })),
+            step(Some(Action::Navigate {
+                to: "https://app.example/#/active".into(),
+            })),
+            step(Some(Action::Navigate {
+                to: "#/active".into(),
+            })),
+            step(Some(Action::Reload)),
+            step(Some(Action::Back)),
+            step(Some(Action::Forward)),
         ],
     };
     let yaml = uatu::shrink::maestro::flow(&script);
@@ -446,13 +477,29 @@ fn the_maestro_flow_parses_as_yaml_and_uses_only_documented_commands() {
             "tapOn",
             "inputText",
             "inputText",
+            "pressKey",
             "swipe",
             "back",
             "pressKey",
-            "pressKey"
+            "pressKey",
+            "doubleTapOn",
+            "longPressOn",
+            "scroll",
+            "swipe",
+            "tapOn",
+            "eraseText",
+            "openLink",
+            "stopApp",
+            "launchApp",
+            "back"
         ],
         "{yaml}"
     );
+    assert!(
+        yaml.contains("- swipe:\n    from:\n      id: \"list\"\n    direction: DOWN\n"),
+        "scrolling up is a swipe down from the list:\n{yaml}"
+    );
+    assert!(yaml.contains("# forward"), "{yaml}");
     assert!(
         yaml.contains("a \\\"quoted\\\": note # not a comment\\n- with a newline"),
         "{yaml}"

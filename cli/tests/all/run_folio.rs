@@ -625,3 +625,180 @@ fn the_printed_rerun_line_repeats_the_run() {
     assert_eq!(summary_again["steps"], summary["steps"]);
     assert_eq!(summary_again["stopped"], "violation");
 }
+
+/// The generator labels of a run's evaluated steps' actions (`""` for a step without one).
+fn generators_of(records: &[uatu::trace::StepRecord]) -> Vec<String> {
+    records
+        .iter()
+        .filter(|record| record.evaluated)
+        .map(|record| {
+            record
+                .action
+                .as_ref()
+                .map(|action| action.generator.clone())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// A `setup` list logs in before exploring, one action a step, and again after an input
+/// that restarted the app (a reload); an action whose target is not on screen is skipped
+/// with a `target-missing` event; setup steps are judged like any other.
+#[test]
+fn a_setup_list_runs_after_the_launch_and_after_every_restart() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let spec = dir.path().join("setup.ts");
+    std::fs::write(
+        &spec,
+        r#"import { actions, always, InputText, Reload, Tap } from "@uatu/spec";
+export const setup = [
+  InputText({ into: "desc:login_email", text: "demo@folio.app" }),
+  InputText({ into: "desc:login_password", text: "ledger123" }),
+  Tap({ on: "desc:login_submit" }),
+];
+export const properties = { fine: always(() => true) };
+export const actionsRoot = actions(() => [Tap({ on: "desc:logout_button" }), Reload()]);
+"#,
+    )
+    .expect("writes the spec");
+    let flags = [
+        "--seed",
+        "5",
+        "--max-steps",
+        "60",
+        "--sim-bugs",
+        "none",
+        "--sim-latency",
+        "0",
+        "--no-screenshots",
+    ];
+    let (code, summary, run_dir) = run_spec(&spec.display().to_string(), dir.path(), &flags);
+    assert_eq!(code, 0, "{summary}");
+    let records = read_steps(&run_dir).expect("trace reads");
+    assert!(
+        records.iter().all(|record| record.evaluated),
+        "setup steps are judged"
+    );
+    let generators = generators_of(&records);
+    assert_eq!(generators[..3], ["setup", "setup", "setup"], "{generators:?}");
+    let first: Vec<&str> = records[..3]
+        .iter()
+        .map(|record| record.action.as_ref().expect("an action").action.type_name())
+        .collect();
+    assert_eq!(first, ["inputText", "inputText", "tap"]);
+    // A step's action is recorded before its dispatch: whether it landed is in the next
+    // step's `lastAction`.
+    assert!(
+        records[1..4].iter().all(|record| record
+            .state
+            .last_action
+            .as_ref()
+            .is_some_and(|a| a.generator == "setup" && a.applied == uatu::action::Applied::Yes)),
+        "the setup actions landed"
+    );
+    assert_ne!(generators[3], "setup", "exploring begins once the list is done");
+
+    // Setup starts again only right after a reload that restarted the app (and goes on
+    // through its list): never elsewhere.
+    let after_reload = |record: &uatu::trace::StepRecord| {
+        record.state.last_action.as_ref().is_some_and(|action| {
+            action.action.type_name() == "reload" && action.applied != uatu::action::Applied::No
+        })
+    };
+    let mut setup_again = 0;
+    for index in 3..records.len() {
+        let starts = after_reload(&records[index]);
+        if generators[index] == "setup" {
+            assert!(
+                starts || generators[index - 1] == "setup",
+                "step {index}: a setup action with no restart before it: {generators:?}"
+            );
+            if starts {
+                setup_again += 1;
+            }
+        } else if starts {
+            // Logged in already (the sim keeps its login across a restart): every listed
+            // target is missing, each said so, and exploring goes on in the same step.
+            let missing = records[index]
+                .events
+                .iter()
+                .filter(|event| matches!(event, uatu::trace::Event::TargetMissing { .. }))
+                .count();
+            assert_eq!(missing, 3, "step {index}: {:?}", records[index].events);
+        }
+    }
+    assert!(
+        setup_again > 0,
+        "a logout then a reload logs in again: {generators:?}"
+    );
+}
+
+/// A `setup` generator is drawn from, one action a step, until it offers nothing; its
+/// actions carry its own path under `setup/`, and exploring follows.
+#[test]
+fn a_setup_generator_is_drawn_from_until_it_offers_nothing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let spec = dir.path().join("setup.ts");
+    std::fs::write(
+        &spec,
+        r#"import { actions, always, InputText, Tap, Wait, weighted } from "@uatu/spec";
+const logIn = actions((s) => {
+  if (!s.ax.find("desc:login_email")) return [];
+  const last = s.lastAction?.generator.startsWith("setup") ? s.lastAction.action : undefined;
+  if (last === undefined) return InputText({ into: "desc:login_email", text: "demo@folio.app" });
+  if (last.type === "inputText" && last.into === "desc:login_email") return InputText({ into: "desc:login_password", text: "ledger123" });
+  if (last.type === "inputText") return Tap({ on: "desc:login_submit" });
+  return Wait({ durationMillis: 100 });
+});
+export const setup = weighted([1, logIn, "logIn"]);
+export const properties = { fine: always(() => true) };
+export const actionsRoot = weighted([1, actions(() => Wait({ durationMillis: 100 })), "idle"]);
+"#,
+    )
+    .expect("writes the spec");
+    let flags = [
+        "--seed",
+        "2",
+        "--max-steps",
+        "60",
+        "--sim-bugs",
+        "none",
+        "--sim-latency",
+        "0",
+        "--no-screenshots",
+    ];
+    let (code, summary, run_dir) = run_spec(&spec.display().to_string(), dir.path(), &flags);
+    assert_eq!(code, 0, "{summary}");
+    let records = read_steps(&run_dir).expect("trace reads");
+    let generators = generators_of(&records);
+    let setup_steps = generators
+        .iter()
+        .take_while(|label| label.starts_with("setup"))
+        .count();
+    assert!(
+        setup_steps >= 3,
+        "typed the email and the password, then signed in: {generators:?}"
+    );
+    let first: Vec<&str> = records[..3]
+        .iter()
+        .map(|record| record.action.as_ref().expect("an action").action.type_name())
+        .collect();
+    assert_eq!(first, ["inputText", "inputText", "tap"]);
+    assert!(
+        generators[..setup_steps]
+            .iter()
+            .all(|label| label == "setup/0:logIn"),
+        "{generators:?}"
+    );
+    assert!(
+        generators[setup_steps..].iter().all(|label| label == "0:idle"),
+        "then only the root's actions: {generators:?}"
+    );
+    assert!(setup_steps < generators.len(), "exploring began: {generators:?}");
+    let home = records[setup_steps]
+        .state
+        .hierarchy
+        .descendants()
+        .any(|node| node.desc == "logout_button");
+    assert!(home, "setup ended once signed in");
+}

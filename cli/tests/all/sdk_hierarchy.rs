@@ -7,7 +7,7 @@ use std::path::Path;
 
 use uatu_device::Hierarchy;
 use uatu_device::agent::AppHierarchy;
-use uatu_device::selector::Selector;
+use uatu_device::selector::Matcher;
 
 fn captured() -> Hierarchy {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -20,7 +20,7 @@ fn captured() -> Hierarchy {
 }
 
 fn find<'h>(hierarchy: &'h Hierarchy, selector: &str) -> &'h uatu_device::Node {
-    Selector::parse(selector)
+    Matcher::parse(selector)
         .unwrap_or_else(|| panic!("{selector} is not a selector"))
         .find(&hierarchy.root)
         .unwrap_or_else(|| panic!("{selector} matches nothing"))
@@ -59,7 +59,7 @@ fn the_host_selectors_resolve_on_the_in_app_hierarchy() {
     assert_eq!(first_row.text, "item 0");
 
     assert!(
-        Selector::parse("id:empty")
+        Matcher::parse("id:empty")
             .expect("selector")
             .find(&hierarchy.root)
             .is_none(),

@@ -156,6 +156,7 @@ async fn input_rpcs_drive_the_app_on_device_time() {
     let off = client
         .tap(proto::TapRequest {
             point: Some(proto::Point { x: 5_000, y: 5 }),
+            element: None,
         })
         .await;
     assert!(!off.expect("Tap").into_inner().delivered);

@@ -106,7 +106,14 @@ async fn hello_then_pause_state_resume_holds_input_until_resumed() {
     let root = hierarchy(&mut client).await;
     let email = centre(find(&root, "login_email").expect("email field"));
     let mut input_client = client.clone();
-    let tap = tokio::spawn(async move { input_client.tap(proto::TapRequest { point: Some(email) }).await });
+    let tap = tokio::spawn(async move {
+        input_client
+            .tap(proto::TapRequest {
+                point: Some(email),
+                element: None,
+            })
+            .await
+    });
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(!tap.is_finished(), "the tap must wait while the app is paused");
     let still = hierarchy(&mut client).await;

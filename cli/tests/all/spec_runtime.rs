@@ -178,7 +178,7 @@ fn every_api_function_and_selector_form() {
         .collect();
     assert_eq!(taps.len(), 3, "three clickable elements: {taps:?}");
     assert!(first.candidates.iter().any(|c| matches!(&c.action,
-        Action::InputText { into: Some(Target::Selector(s)), .. } if s == "id:amount")));
+        Action::InputText { into: Some(target), .. } if *target == Target::selector("id:amount"))));
     assert!(first.candidates.iter().any(|c| matches!(
         &c.action,
         Action::Swipe {
@@ -876,4 +876,558 @@ export const actions = waitOnce;
         again.extractors,
         with_values.step(&state(3, 0)).unwrap().extractors
     );
+}
+
+/// Every action constructor of `@uatu/spec` builds the JSON the host reads as that action.
+#[test]
+fn every_action_constructor_builds_an_action_the_host_reads() {
+    let (_dir, path) = spec_file(
+        "actions.ts",
+        r##"import { always, actions, Tap, DoubleTap, LongPress, Scroll, InputText, ClearText, Swipe, PressKey, Wait,
+  Navigate, Reload, Back, Forward } from "@uatu/spec";
+export const properties = { ok: always(() => true) };
+export const actionsRoot = actions((s) => {
+  const row = s.ax.find("desc:row_1")!;
+  return [
+    Tap({ on: row }), DoubleTap({ on: "desc:row_1" }), LongPress({ on: row }), LongPress({ on: row, durationMillis: 750.4 }),
+    Scroll({ direction: "down" }), Scroll({ in: "id:list", direction: "up", amount: 1 }),
+    InputText({ into: "id:amount", text: "12" }), InputText({ text: "x", submit: true }), InputText({ text: "y", submit: false }),
+    ClearText(), ClearText({ into: "id:amount" }),
+    Swipe({ from: { x: 1, y: 2 }, to: row }),
+    ...(["escape", "backspace", "delete", "space", "pageUp", "pageDown"] as const).map((key) => PressKey({ key })),
+    Wait({ durationMillis: 10 }),
+    Navigate({ to: "/active" }), Navigate({ to: "#/completed" }), Navigate({ to: "http://127.0.0.1:8000/x" }),
+    Reload(), Back(), Forward(),
+  ];
+});
+"##,
+    );
+    let (_m, mut spec) = start(&path, 1, SpecLimits::default()).unwrap();
+    let step = spec.step(&state(0, 0)).unwrap();
+    assert!(step.generator_errors.is_empty(), "{:?}", step.generator_errors);
+    let written: Vec<serde_json::Value> = step
+        .candidates
+        .iter()
+        .map(|c| serde_json::to_value(&c.action).unwrap())
+        .collect();
+    let row = serde_json::json!({"x": 540, "y": 250, "bounds": {"left": 0, "top": 200, "right": 1080, "bottom": 300}});
+    let expected = serde_json::json!([
+        {"type": "tap", "on": row},
+        {"type": "doubleTap", "on": "desc:row_1"},
+        {"type": "longPress", "on": row},
+        {"type": "longPress", "on": row, "durationMillis": 750},
+        {"type": "scroll", "direction": "down"},
+        {"type": "scroll", "on": "id:list", "direction": "up", "amount": 1.0},
+        {"type": "inputText", "into": "id:amount", "text": "12"},
+        {"type": "inputText", "text": "x", "submit": true},
+        {"type": "inputText", "text": "y"},
+        {"type": "clearText"},
+        {"type": "clearText", "into": "id:amount"},
+        {"type": "swipe", "from": {"x": 1, "y": 2}, "to": row},
+        {"type": "pressKey", "key": "escape"},
+        {"type": "pressKey", "key": "backspace"},
+        {"type": "pressKey", "key": "delete"},
+        {"type": "pressKey", "key": "space"},
+        {"type": "pressKey", "key": "pageUp"},
+        {"type": "pressKey", "key": "pageDown"},
+        {"type": "wait", "durationMillis": 10},
+        {"type": "navigate", "to": "/active"},
+        {"type": "navigate", "to": "#/completed"},
+        {"type": "navigate", "to": "http://127.0.0.1:8000/x"},
+        {"type": "reload"},
+        {"type": "back"},
+        {"type": "forward"},
+    ]);
+    assert_eq!(serde_json::Value::Array(written), expected);
+}
+
+/// A constructor given a bad argument throws a `SpecError` located at the spec's line:
+/// at load for top-level code, as the generator's error (the run goes on) inside one;
+/// an action object the constructors did not build is refused by the host, naming it.
+#[test]
+fn a_misused_action_constructor_is_a_spec_error_at_its_line() {
+    for (call, message) in [
+        (
+            "DoubleTap({} as any)",
+            "DoubleTap.on must be a selector or an element/point with x and y (got undefined",
+        ),
+        (
+            "LongPress({ on: \"desc:x\", durationMillis: -5 })",
+            "LongPress.durationMillis must be a non-negative",
+        ),
+        (
+            "Scroll({ direction: \"sideways\" } as any)",
+            "Scroll.direction must be one of up, down, left, right",
+        ),
+        (
+            "Scroll({ direction: \"up\", amount: 2 })",
+            "Scroll.amount must be a fraction over 0 and at most 1",
+        ),
+        (
+            "InputText({ text: \"x\", submit: \"yes\" } as any)",
+            "InputText.submit must be true or false",
+        ),
+        (
+            "PressKey({ key: \"page_down\" } as any)",
+            "PressKey.key must be one of back, home, enter, tab",
+        ),
+        (
+            "Navigate({ to: \"javascript:alert(1)\" })",
+            "Navigate.to must be a path starting with /, # or ?",
+        ),
+        (
+            "ClearText(\"id:x\" as any)",
+            "ClearText takes an object of its arguments",
+        ),
+    ] {
+        let source = format!(
+            "import {{ always, actions, DoubleTap, LongPress, Scroll, InputText, PressKey, Navigate, ClearText }} from \"@uatu/spec\";\n\
+             export const properties = {{ ok: always(() => true) }};\n\
+             export const actionsRoot = actions(() => [\n  {call},\n]);\n"
+        );
+        let (_dir, path) = spec_file("misused.ts", &source);
+        let (_m, mut spec) = start(&path, 1, SpecLimits::default()).unwrap();
+        let step = spec.step(&state(0, 0)).unwrap();
+        assert_eq!(
+            step.generator_errors.len(),
+            1,
+            "{call}: {:?}",
+            step.generator_errors
+        );
+        let error = &step.generator_errors[0];
+        assert!(
+            error.message.starts_with("SpecError: ") && error.message.contains(message),
+            "{call}: {error:?}"
+        );
+        assert!(
+            error
+                .location
+                .as_deref()
+                .is_some_and(|l| l.contains("misused.ts:4:")),
+            "{call}: {error:?}"
+        );
+
+        let top_level = format!(
+            "import {{ always, actions, DoubleTap, LongPress, Scroll, InputText, PressKey, Navigate, ClearText }} from \"@uatu/spec\";\n\
+             export const properties = {{ ok: always(() => true) }};\n\
+             const bad = {call};\n\
+             export const actionsRoot = actions(() => [bad]);\n"
+        );
+        let (_dir, path) = spec_file("top.ts", &top_level);
+        let error = start(&path, 1, SpecLimits::default())
+            .err()
+            .expect(call)
+            .to_string();
+        assert!(
+            error.contains("top.ts:3:") && error.contains(message),
+            "{call}: {error}"
+        );
+    }
+    let (_dir, path) = spec_file(
+        "handmade.ts",
+        r#"import { always, actions } from "@uatu/spec";
+export const properties = { ok: always(() => true) };
+export const actionsRoot = actions(() => [{ type: "doubleTap" } as any, { type: "hover", on: "id:x" } as any]);
+"#,
+    );
+    let (_m, mut spec) = start(&path, 1, SpecLimits::default()).unwrap();
+    let step = spec.step(&state(0, 0)).unwrap();
+    let messages: Vec<&str> = step.generator_errors.iter().map(|e| e.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "invalid action: doubleTap: missing field `on`",
+            "invalid action: `hover` is not an action type; the types are tap, doubleTap, longPress, scroll, \
+             inputText, clearText, swipe, pressKey, wait, navigate, reload, back, forward"
+        ]
+    );
+}
+
+/// `state.lastAction` is what the trace records as the step's action, with `applied`
+/// always there: `true`, `false` or `"unknown"`.
+#[test]
+fn the_spec_sees_the_last_action_and_whether_it_was_applied() {
+    let (_dir, path) = spec_file(
+        "last.ts",
+        r#"import { always, actions, extract, Wait } from "@uatu/spec";
+export const applied = extract((s) => s.lastAction === null ? "none" : s.lastAction.applied);
+export const kind = extract((s) => s.lastAction?.action.type ?? null);
+export const detail = extract((s) => s.lastAction?.detail ?? null);
+export const properties = { ok: always(() => true) };
+export const actionsRoot = actions(() => Wait({ durationMillis: 1 }));
+"#,
+    );
+    let (_m, mut spec) = start(&path, 1, SpecLimits::default()).unwrap();
+    let tap = |applied: uatu::action::Applied, detail: &str| uatu::action::ResolvedAction {
+        action: Action::DoubleTap {
+            on: Target::selector("desc:row_1"),
+        },
+        generator: "0".into(),
+        point: None,
+        bounds: None,
+        to_point: None,
+        applied,
+        detail: detail.into(),
+    };
+    let mut expected = Vec::new();
+    let mut seen = Vec::new();
+    for (step, last) in [
+        None,
+        Some(tap(uatu::action::Applied::Yes, "")),
+        Some(tap(
+            uatu::action::Applied::No,
+            "nothing on screen matches `desc:row_1`",
+        )),
+        Some(tap(uatu::action::Applied::Unknown, "")),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut state = state(step as u64, 1);
+        expected.push(match &last {
+            None => serde_json::json!(["none", null, null]),
+            Some(action) => serde_json::json!([
+                serde_json::to_value(action.applied).unwrap(),
+                "doubleTap",
+                if action.detail.is_empty() {
+                    serde_json::Value::Null
+                } else {
+                    action.detail.clone().into()
+                }
+            ]),
+        });
+        state.last_action = last;
+        let values = spec.step(&state).unwrap().extractors;
+        seen.push(serde_json::json!([
+            values["applied"],
+            values["kind"],
+            values["detail"]
+        ]));
+    }
+    assert_eq!(seen, expected);
+    assert_eq!(expected[3][0], "unknown");
+}
+
+/// `state()` with a role and attributes on the login button and a text field.
+fn rich_state(step: u64) -> State {
+    let mut state = state(step, 1);
+    let login = &mut state.hierarchy.children[2];
+    login.role = "button".into();
+    login.attrs = [("data-kind".to_string(), "primary".to_string())].into();
+    let mut field = node("app.folio:id/note", "", "", true, (0, 2300, 1080, 2400));
+    field.class_name = "android.widget.EditText".into();
+    state.hierarchy.children.push(field);
+    state
+}
+
+/// Object, path and element-scoped selectors, in queries and action targets, find
+/// what the host's one matcher finds; a mistyped key is a spec error at its line.
+#[test]
+fn object_path_and_element_selectors_in_queries_and_targets() {
+    let (_dir, path) = spec_file(
+        "selectors.ts",
+        r#"import { always, actions, extract, Tap } from "@uatu/spec";
+export const byObject = extract((s) => s.ax.find({ desc: "row_1", clickable: true })?.text ?? null);
+export const byPath = extract((s) => s.ax.findAll([{ id: "list" }, { clickable: true }]).map((e) => e.desc));
+export const byString = extract((s) => s.ax.find("id:list > desc:row_2")?.desc ?? null);
+export const inside = extract((s) => s.ax.find("id:list")!.findAll({ clickable: true }).map((e) => e.desc));
+export const notItself = extract((s) => s.ax.find("id:list")!.find("id:list") ?? null);
+export const attrs = extract((s) => s.ax.find({ role: "button" })?.attrs["data-kind"] ?? null);
+export const byAttr = extract((s) => s.ax.find({ "data-kind": "primary" })?.desc ?? null);
+export const prefixes = extract((s) => [s.ax.findAll("textPrefix:Hel").length, s.ax.findAll({ idPrefix: "am" }).length]);
+export const properties = { ok: always(() => true) };
+export const actionsRoot = actions((s) => [
+  Tap({ on: { role: "button" } }),
+  Tap({ on: ["id:list", { desc: "row_2" }] }),
+  Tap({ on: s.ax.find({ enabled: "yes" } as any)! }),
+]);
+"#,
+    );
+    let (_m, mut spec) = start(&path, 1, SpecLimits::default()).unwrap();
+    let step = spec.step(&rich_state(0)).unwrap();
+    let value = |name: &str| step.extractors[name].clone();
+    assert_eq!(value("byObject"), "Hello");
+    assert_eq!(value("byPath"), serde_json::json!(["row_1", "row_2"]));
+    assert_eq!(value("byString"), "row_2");
+    assert_eq!(value("inside"), serde_json::json!(["row_1", "row_2"]));
+    assert_eq!(value("notItself"), serde_json::Value::Null);
+    assert_eq!(value("attrs"), "primary");
+    assert_eq!(value("byAttr"), "login_submit");
+    assert_eq!(value("prefixes"), serde_json::json!([1, 1]));
+    // The generator threw at its third action: nothing from it, its error located.
+    assert!(step.candidates.is_empty(), "{:?}", step.candidates);
+    let error = &step.generator_errors[0];
+    assert!(
+        error
+            .message
+            .contains("ax.find.enabled must be true or false (got \"yes\")"),
+        "{error:?}"
+    );
+    assert!(
+        error
+            .location
+            .as_deref()
+            .is_some_and(|l| l.contains("selectors.ts:14:")),
+        "{error:?}"
+    );
+
+    let (_dir, path) = spec_file(
+        "targets.ts",
+        r#"import { always, actions, Tap, LongPress } from "@uatu/spec";
+export const properties = { ok: always(() => true) };
+export const actionsRoot = actions(() => [
+  Tap({ on: { role: "button" } }),
+  LongPress({ on: ["id:list", { desc: "row_2" }] }),
+]);
+"#,
+    );
+    let (_m, mut spec) = start(&path, 1, SpecLimits::default()).unwrap();
+    let step = spec.step(&rich_state(0)).unwrap();
+    assert!(step.generator_errors.is_empty(), "{:?}", step.generator_errors);
+    let hierarchy = rich_state(0).hierarchy;
+    let points: Vec<_> = step
+        .candidates
+        .iter()
+        .map(|c| {
+            uatu::run::target::resolve_action(&c.action, String::new(), &hierarchy)
+                .expect("resolves")
+                .point
+        })
+        .collect();
+    assert_eq!(
+        points,
+        [
+            Some(uatu_device::model::Point { x: 200, y: 2250 }),
+            Some(uatu_device::model::Point { x: 540, y: 350 })
+        ]
+    );
+}
+
+/// The built-in generators offer what their table says, over the tree.
+#[test]
+fn the_built_in_generators_offer_every_action_kind() {
+    let (_dir, path) = spec_file(
+        "builtins.ts",
+        r#"import { always, weighted, taps, doubleTaps, longPresses, scrolls, swipes, typing, pressKeys, navigation, waitOnce, defaultActions } from "@uatu/spec";
+export const properties = { ok: always(() => true) };
+export const actionsRoot = weighted([1, doubleTaps], [1, longPresses], [1, scrolls], [1, typing], [1, pressKeys], [1, navigation], [1, defaultActions]);
+void taps; void swipes; void waitOnce;
+"#,
+    );
+    let (_m, mut spec) = start(&path, 1, SpecLimits::default()).unwrap();
+    let step = spec.step(&rich_state(0)).unwrap();
+    assert!(step.generator_errors.is_empty(), "{:?}", step.generator_errors);
+    let count = |first: u32, kind: &str| {
+        step.candidates
+            .iter()
+            .filter(|c| c.path[0].index == first && c.action.type_name() == kind)
+            .count()
+    };
+    // Clickable and enabled: row_1, row_2, login, the note field.
+    assert_eq!(count(0, "doubleTap"), 4);
+    assert_eq!(count(1, "longPress"), 4);
+    assert_eq!(count(2, "scroll"), 2, "down and up on the list");
+    assert_eq!(count(3, "inputText"), 1, "the one EditText");
+    assert_eq!(count(4, "pressKey"), 13, "every key but home");
+    assert_eq!(count(5, "back") + count(5, "forward") + count(5, "reload"), 3);
+    for kind in [
+        "tap",
+        "inputText",
+        "scroll",
+        "swipe",
+        "doubleTap",
+        "longPress",
+        "pressKey",
+        "back",
+        "wait",
+    ] {
+        assert!(count(6, kind) > 0, "defaultActions offers {kind}");
+    }
+    let typed = step
+        .candidates
+        .iter()
+        .find_map(|c| match &c.action {
+            Action::InputText { text, submit, .. } if c.path[0].index == 3 => Some((text.clone(), *submit)),
+            _ => None,
+        })
+        .expect("typing offered");
+    assert!(!typed.1, "typing leaves the text pending");
+}
+
+/// Samplers draw within their bounds, the same values from the same seed; a bad
+/// bound is a spec error at its line.
+#[test]
+fn samplers_draw_within_bounds_deterministically() {
+    let source = r#"import { always, actions, extract, from, integers, strings, emails, edgeCaseText, EDGE_CASE_CORPUS } from "@uatu/spec";
+const small = integers().between(-3, 3);
+const codes = strings().length(2, 4).numeric();
+const names = strings().length(1, 5).alpha();
+const mixed = strings().length(3, 3).alnum();
+const mails = emails().domain("test.example");
+const picks = from(["a", "b"]);
+export const drawn = extract(() => {
+  const out: unknown[] = [];
+  for (let i = 0; i < 20; i++) out.push([small.generate(), codes.generate(), names.generate(), mixed.generate(), mails.generate(), picks.generate(), EDGE_CASE_CORPUS.includes(edgeCaseText().generate())]);
+  return out;
+});
+export const properties = { ok: always(() => true) };
+export const actionsRoot = actions(() => null);
+"#;
+    let (_dir, path) = spec_file("samplers.ts", source);
+    let draw = |seed: u64| {
+        let (_m, mut spec) = start(&path, seed, SpecLimits::default()).unwrap();
+        spec.step(&state(0, 0)).unwrap().extractors["drawn"].clone()
+    };
+    let drawn = draw(5);
+    assert_eq!(drawn, draw(5));
+    assert_ne!(drawn, draw(6));
+    for row in drawn.as_array().expect("rows") {
+        let n = row[0].as_i64().expect("an integer");
+        assert!((-3..=3).contains(&n), "{row}");
+        let code = row[1].as_str().expect("a string");
+        assert!(
+            (2..=4).contains(&code.len()) && code.chars().all(|c| c.is_ascii_digit()),
+            "{row}"
+        );
+        let name = row[2].as_str().expect("a string");
+        assert!(
+            (1..=5).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphabetic()),
+            "{row}"
+        );
+        let mixed = row[3].as_str().expect("a string");
+        assert!(
+            mixed.len() == 3 && mixed.chars().all(|c| c.is_ascii_alphanumeric()),
+            "{row}"
+        );
+        assert!(
+            row[4].as_str().expect("a string").ends_with("@test.example"),
+            "{row}"
+        );
+        assert!(row[5] == "a" || row[5] == "b", "{row}");
+        assert_eq!(row[6], true, "{row}");
+    }
+    for (call, message) in [
+        (
+            "integers().between(5, 1)",
+            "integers().between: min 5 is over max 1",
+        ),
+        (
+            "integers().between(0.5, 1)",
+            "integers().between min must be a whole number",
+        ),
+        (
+            "strings().length(-1, 3)",
+            "strings().length: min must be 0 or more",
+        ),
+        (
+            "emails().domain(\"not a domain\")",
+            "emails().domain takes a domain name",
+        ),
+    ] {
+        let source = format!(
+            "import {{ always, actions, integers, strings, emails }} from \"@uatu/spec\";\nexport const properties = {{ ok: always(() => true) }};\nconst bad = {call};\nexport const actionsRoot = actions(() => null);\nvoid integers; void strings; void emails; void bad;\n"
+        );
+        let (_dir, path) = spec_file("bad.ts", &source);
+        let error = start(&path, 1, SpecLimits::default())
+            .err()
+            .expect(call)
+            .to_string();
+        assert!(
+            error.contains(message) && error.contains("bad.ts:3:"),
+            "{call}: {error}"
+        );
+    }
+}
+
+/// `whenRoute` offers its body only on its routes; `setup` is described to the host,
+/// as a list of actions or as a second tree the host can offer from.
+#[test]
+fn when_route_gates_its_body_and_setup_is_described() {
+    let (_dir, path) = spec_file(
+        "routes.ts",
+        r#"import { always, weighted, extract, whenRoute, actions, Tap, Wait, InputText } from "@uatu/spec";
+const route = extract((s) => (s.ax.find("desc:login_submit") ? "login" : "home"));
+export const properties = { ok: always(() => true) };
+export const actionsRoot = weighted(
+  [1, whenRoute(route, ["login"], () => [Tap({ on: "desc:login_submit" })])],
+  [1, whenRoute((s) => s.step > 0, actions(() => [Wait({ durationMillis: 1 })]))],
+);
+export const setup = weighted([1, actions(() => [InputText({ into: "id:amount", text: "1" })])]).named("login");
+"#,
+    );
+    let (_m, mut spec) = start(&path, 1, SpecLimits::default()).unwrap();
+    let kinds = |step: &SpecStep| {
+        step.candidates
+            .iter()
+            .map(|c| c.action.type_name())
+            .collect::<Vec<_>>()
+    };
+    let first = spec.step(&state(0, 0)).unwrap();
+    assert_eq!(kinds(&first), ["tap"], "step 0: only the login route");
+    let mut away = state(1, 0);
+    away.hierarchy.children.remove(2);
+    let second = spec.step(&away).unwrap();
+    assert_eq!(kinds(&second), ["wait"], "step 1 on home");
+    let setup = spec.describe().unwrap().setup.clone();
+    let Some(uatu::spec::Setup::Generator { place }) = setup else {
+        panic!("a generator setup: {setup:?}");
+    };
+    assert_eq!(
+        spec.action_tree().place(place).map(|p| p.path.len()),
+        Some(0),
+        "a second root"
+    );
+    let offered = spec.offer(place).unwrap();
+    assert_eq!(
+        offered
+            .candidates
+            .iter()
+            .map(|c| c.action.type_name())
+            .collect::<Vec<_>>(),
+        ["inputText"]
+    );
+
+    let (_dir, path) = spec_file(
+        "listed.ts",
+        r#"import { always, actions, Tap, InputText } from "@uatu/spec";
+export const properties = { ok: always(() => true) };
+export const actionsRoot = actions(() => null);
+export const setup = [InputText({ into: "id:amount", text: "5", submit: true }), Tap({ on: "desc:login_submit" })];
+"#,
+    );
+    let (_m, spec) = start(&path, 1, SpecLimits::default()).unwrap();
+    let Some(uatu::spec::Setup::Actions(actions)) = spec.describe().unwrap().setup.clone() else {
+        panic!("a list setup");
+    };
+    assert_eq!(
+        actions.iter().map(|a| a.type_name()).collect::<Vec<_>>(),
+        ["inputText", "tap"]
+    );
+}
+
+/// The original project's ways of naming an extractor work too.
+#[test]
+fn an_extractor_is_named_first_last_or_with_named() {
+    let (_dir, path) = spec_file(
+        "named.ts",
+        r#"import { always, actions, extract } from "@uatu/spec";
+const a = extract("first", (s) => s.step);
+const b = extract((s) => s.step + 1, "last");
+const c = extract((s) => s.step + 2).named("chained");
+export const properties = { ok: always(() => a.current + 1 === b.current && b.current + 1 === c.current) };
+export const actionsRoot = actions(() => null);
+"#,
+    );
+    let (_m, mut spec) = start(&path, 1, SpecLimits::default()).unwrap();
+    let names: Vec<String> = spec
+        .describe()
+        .unwrap()
+        .extractors
+        .iter()
+        .map(|(n, _)| n.clone())
+        .collect();
+    assert_eq!(names, ["first", "last", "chained"]);
+    let step = spec.step(&state(3, 0)).unwrap();
+    assert_eq!(step.extractors["chained"], 5);
+    assert!(holds(&step, 0));
 }

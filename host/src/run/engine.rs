@@ -10,7 +10,7 @@
 //! on every exit path. Spec and plugin calls block (they run Wasm), so both run
 //! in one place: [`blocking`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -18,17 +18,19 @@ use std::time::{Duration, Instant};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use uatu_device::agent::{AgentError, AgentListener, AgentState};
-use uatu_device::{DeviceError, Driver, Hierarchy, LogLevel, Screenshot};
+use uatu_device::{
+    DeviceError, Driver, Hierarchy, InputOutcome, Key, LogLevel, Navigation, Screenshot, Touch,
+};
 
-use crate::action::{Action, Candidate, ResolvedAction};
+use crate::action::{Action, Applied, Candidate, LONG_PRESS_MILLIS, ResolvedAction, SWIPE_MILLIS};
 use crate::devices::{self, Connected};
 use crate::plugin::{LoadOptions, PluginEvent, PluginSet};
 use crate::run::replay::{Replay, ReplayReport, resolve_scripted, screen_signature};
-use crate::run::strategy::{draw_on_demand, draw_on_screen};
+use crate::run::strategy::{draw_on_demand_from, draw_on_screen};
 use crate::run::target::resolve_action;
 use crate::run::verify::{Verifier, count_verdicts, predicate_values};
 use crate::settings::{HierarchyMode, RunConfig};
-use crate::spec::{GeneratorError, SpecError, SpecInstance, SpecLimits, SpecModule, SpecStep};
+use crate::spec::{GeneratorError, Setup, SpecError, SpecInstance, SpecLimits, SpecModule, SpecStep};
 use crate::state::State;
 use crate::trace::{
     Counts, DeviceMeta, Event, HierarchySource, Meta, RunDir, SpecMeta, StepMetrics, StepRecord, Summary,
@@ -41,6 +43,9 @@ const PAUSE_TIMEOUT: Duration = Duration::from_secs(5);
 const APP_CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long a step with nothing to do lets the app run before looking again.
 const NO_ACTION_WAIT: Duration = Duration::from_millis(250);
+/// The generator label of an action the spec's `setup` gave (a setup generator's
+/// own path follows it: `setup/0:login`).
+const SETUP_LABEL: &str = "setup";
 
 /// Why the loop stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,6 +161,7 @@ async fn run(
     let mut spec = SpecInstance::new(&module, limits)?;
     let description = spec.load(&module, seed)?;
     let mut verifier = Verifier::for_spec(&config.spec, &description.properties)?;
+    let setup = description.setup.clone();
 
     let device = devices::connect(&config.device).await?;
     let health = device.driver.health().await?;
@@ -221,6 +227,8 @@ async fn run(
         violated: 0,
         last_recorded: None,
         script: replay.map(ScriptCursor::new),
+        setup,
+        setup_run: None,
     };
     let (steps, stop, error) = session.drive(started_wall, &interrupted, &mut on_step).await;
     let mut counts = session.counts.clone();
@@ -377,6 +385,18 @@ struct Session<'a> {
     last_recorded: Option<u64>,
     /// A replay's script, the action source instead of the strategy.
     script: Option<ScriptCursor>,
+    /// The spec's `setup` export, run after every launch of the app.
+    setup: Option<Setup>,
+    /// Where the running `setup` is; `None` once it is done (or without one).
+    setup_run: Option<SetupRun>,
+}
+
+/// A spec's `setup` while it runs: one action a step, before the root's (docs/running.md, "Setup steps").
+enum SetupRun {
+    /// The list's actions not yet dispatched, in order.
+    Actions(VecDeque<Action>),
+    /// The generator's root place in the action tree: drawn from until it offers nothing.
+    Generator(usize),
 }
 
 /// Where a replay is in its script.
@@ -473,7 +493,17 @@ impl Session<'_> {
         self.agent
             .wait_for_app_after(handshakes, APP_CONNECT_TIMEOUT)
             .await?;
+        self.begin_setup();
         Ok(())
+    }
+
+    /// Starts the spec's `setup` over (after a launch, a relaunch, an input that
+    /// restarted the app): its actions come before the root's from the next step on.
+    fn begin_setup(&mut self) {
+        self.setup_run = self.setup.as_ref().map(|setup| match setup {
+            Setup::Actions(actions) => SetupRun::Actions(actions.iter().cloned().collect()),
+            Setup::Generator { place } => SetupRun::Generator(*place),
+        });
     }
 
     /// One step; returns its time and the screen it saw.
@@ -507,9 +537,26 @@ impl Session<'_> {
             .await;
         let action = decided?.action;
 
+        let mut action = action;
         let dispatch_started = Instant::now();
-        match &action {
-            Some(action) => self.dispatch(action).await.map_err(StepFailure::device)?,
+        match &mut action {
+            Some(action) => {
+                let handshakes = self.agent.status().connections;
+                let outcome = self.dispatch(action).await.map_err(StepFailure::device)?;
+                if outcome.app_restarted {
+                    // The input restarted the app's process (a reload on Android): its SDK
+                    // connects again before the next capture.
+                    self.agent
+                        .wait_for_app_after(handshakes, APP_CONNECT_TIMEOUT)
+                        .await
+                        .map_err(StepFailure::device)?;
+                    self.begin_setup();
+                }
+                action.applied = outcome.applied();
+                if action.applied != Applied::Yes {
+                    action.detail = outcome.detail;
+                }
+            }
             // A replay that is over, or skipped an action, has nothing to wait for.
             None if self
                 .script
@@ -876,10 +923,16 @@ impl Session<'_> {
             // and dispatches the recorded action instead.
             let offered = if cursor.replay.verdicts_only || self.plugins.has_strategy() {
                 candidates.len()
+            } else if let Some((_, offered)) = self.setup_draw(state, events)? {
+                offered
             } else {
-                self.draw_on_demand(state, events)?.1
+                self.draw_on_demand(0, state, events)?.1
             };
             return Ok((self.scripted(state, events), offered));
+        }
+        // The spec's `setup`, while it runs, chooses (no strategy is asked).
+        if let Some((action, offered)) = self.setup_draw(state, events)? {
+            return Ok((Some(action), offered));
         }
         let plugin_choice = self
             .plugins
@@ -895,7 +948,7 @@ impl Session<'_> {
             });
         }
         let Some(plugin_choice) = plugin_choice else {
-            let (drawn, offered) = self.draw_on_demand(state, events)?;
+            let (drawn, offered) = self.draw_on_demand(0, state, events)?;
             if drawn.is_none() {
                 events.push(Event::NoAction);
             }
@@ -918,9 +971,53 @@ impl Session<'_> {
         Ok((drawn, offered))
     }
 
-    /// The built-in draw, running only the generators of the branches it draws.
+    /// The next action of the running `setup`, resolved on this screen, and how many
+    /// candidates it offered; `None` once `setup` is done (exploring starts with
+    /// this step). A listed action whose target is not on screen is skipped, said
+    /// by a `TargetMissing` event.
+    fn setup_draw(
+        &mut self,
+        state: &State,
+        events: &mut Vec<Event>,
+    ) -> Result<Option<(ResolvedAction, usize)>, StepFailure> {
+        match self.setup_run.as_mut() {
+            None => Ok(None),
+            Some(SetupRun::Actions(actions)) => {
+                while let Some(action) = actions.pop_front() {
+                    match resolve_action(&action, SETUP_LABEL.into(), &state.hierarchy) {
+                        Ok(resolved) => return Ok(Some((resolved, 1))),
+                        Err(error) => events.push(Event::TargetMissing {
+                            target: error.to_string(),
+                        }),
+                    }
+                }
+                self.setup_run = None;
+                Ok(None)
+            }
+            Some(SetupRun::Generator(place)) => {
+                let place = *place;
+                match self.draw_on_demand(place, state, events)? {
+                    (Some(mut resolved), offered) => {
+                        resolved.generator = match resolved.generator.as_str() {
+                            "" => SETUP_LABEL.to_string(),
+                            path => format!("{SETUP_LABEL}/{path}"),
+                        };
+                        Ok(Some((resolved, offered)))
+                    }
+                    (None, _) => {
+                        self.setup_run = None;
+                        Ok(None)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The built-in draw from the branch at `root` (0: the spec's actions; a `setup`
+    /// generator's place), running only the generators of the branches it draws.
     fn draw_on_demand(
         &mut self,
+        root: usize,
         state: &State,
         events: &mut Vec<Event>,
     ) -> Result<(Option<ResolvedAction>, usize), StepFailure> {
@@ -928,7 +1025,7 @@ impl Session<'_> {
         let mut offered = 0;
         let mut errors = Vec::new();
         let spec = &mut *self.spec;
-        let drawn = draw_on_demand(&tree, &state.hierarchy, &mut self.rng, |place| {
+        let drawn = draw_on_demand_from(&tree, root, &state.hierarchy, &mut self.rng, |place| {
             let offer = spec.offer(place)?;
             offered += offer.candidates.len();
             errors.extend(offer.generator_errors);
@@ -1010,34 +1107,94 @@ impl Session<'_> {
         self.plugins.sink_step(record, line).map_err(StepFailure::plugin)
     }
 
-    /// Dispatch: the chosen action through the device's real input.
-    async fn dispatch(&self, action: &ResolvedAction) -> Result<(), DeviceError> {
+    /// Dispatch: the chosen action through the device's real input, and what the
+    /// device says of it (whether it was applied, `lastAction.applied`).
+    async fn dispatch(&self, action: &ResolvedAction) -> Result<InputOutcome, DeviceError> {
         let driver = self.driver;
-        let outcome = match (&action.action, action.point) {
-            (Action::Tap { .. }, Some(point)) => driver.tap(point).await,
-            (Action::InputText { text, .. }, point) => {
-                if let Some(point) = point {
-                    driver.tap(point).await?;
+        // The element the target resolved to goes with the point: a device that can
+        // look refuses a touch meant for an element that is gone.
+        let touch = |point| Touch {
+            point,
+            element: action.bounds,
+        };
+        let millis = |ms: u32| Duration::from_millis(u64::from(ms));
+        match (&action.action, action.point) {
+            (Action::Tap { .. }, Some(point)) => driver.tap(touch(point)).await,
+            (Action::DoubleTap { .. }, Some(point)) => driver.double_tap(touch(point)).await,
+            (Action::LongPress { duration_millis, .. }, Some(point)) => {
+                driver
+                    .long_press(touch(point), millis(duration_millis.unwrap_or(LONG_PRESS_MILLIS)))
+                    .await
+            }
+            (Action::Scroll { direction, .. }, Some(point)) => {
+                let distance = action.scroll_distance().unwrap_or(0);
+                driver.scroll(touch(point), *direction, distance).await
+            }
+            (Action::InputText { text, submit, .. }, point) => {
+                let focused = match point {
+                    Some(point) => driver.tap(touch(point)).await?,
+                    None => InputOutcome::confirmed(0),
+                };
+                // Text typed after a tap that missed its field would go elsewhere.
+                if !focused.delivered {
+                    return Ok(focused);
                 }
-                driver.input_text(text).await
+                let typed = both(focused, driver.input_text(text).await?);
+                if *submit && typed.delivered {
+                    Ok(both(typed, driver.press_key(Key::Enter).await?))
+                } else {
+                    Ok(typed)
+                }
+            }
+            (Action::ClearText { .. }, point) => {
+                let focused = match point {
+                    Some(point) => driver.tap(touch(point)).await?,
+                    None => InputOutcome::confirmed(0),
+                };
+                if !focused.delivered {
+                    return Ok(focused);
+                }
+                Ok(both(focused, driver.clear_text().await?))
             }
             (Action::Swipe { duration_millis, .. }, Some(from)) => {
                 let to = action.to_point.unwrap_or(from);
                 driver
-                    .swipe(
-                        from,
-                        to,
-                        Duration::from_millis(duration_millis.unwrap_or(300) as u64),
-                    )
+                    .swipe(from, to, millis(duration_millis.unwrap_or(SWIPE_MILLIS)))
                     .await
             }
             (Action::PressKey { key }, _) => driver.press_key(*key).await,
-            (Action::Wait { duration_millis }, _) => {
-                driver.sleep(Duration::from_millis(*duration_millis as u64)).await
-            }
-            (_, None) => return Ok(()),
-        };
-        outcome.map(|_| ())
+            (Action::Wait { duration_millis }, _) => driver.sleep(millis(*duration_millis)).await,
+            (Action::Navigate { to }, _) => driver.navigate(&Navigation::To(to.clone())).await,
+            (Action::Reload, _) => driver.navigate(&Navigation::Reload).await,
+            (Action::Back, _) => driver.navigate(&Navigation::Back).await,
+            (Action::Forward, _) => driver.navigate(&Navigation::Forward).await,
+            // Resolving gives these a point; without one there is nothing to touch.
+            (
+                Action::Tap { .. }
+                | Action::DoubleTap { .. }
+                | Action::LongPress { .. }
+                | Action::Scroll { .. }
+                | Action::Swipe { .. },
+                None,
+            ) => Ok(InputOutcome::refused("the target resolved to no point", 0)),
+        }
+    }
+}
+
+/// One action's outcome from two inputs in a row (a tap into a field, then the
+/// typing): delivered if both were, confirmed only if both were, the later clock.
+fn both(first: InputOutcome, second: InputOutcome) -> InputOutcome {
+    let detail = [first.detail, second.detail]
+        .into_iter()
+        .filter(|detail| !detail.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    InputOutcome {
+        delivered: first.delivered && second.delivered,
+        confirmed: first.confirmed && second.confirmed,
+        app_restarted: first.app_restarted || second.app_restarted,
+        detail,
+        device_time_ms: second.device_time_ms.max(first.device_time_ms),
     }
 }
 

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use uatu_device::model::Node;
-use uatu_device::selector::Selector;
+use uatu_device::selector::Matcher;
 
 use crate::action::{Action, ResolvedAction, Target};
 use crate::devices::DeviceOptions;
@@ -235,13 +235,7 @@ pub fn resolve_scripted(
     generator: String,
     root: &Node,
 ) -> Result<ResolvedAction, TargetError> {
-    let targets: Vec<&Target> = match action {
-        Action::Tap { on } => vec![on],
-        Action::InputText { into, .. } => into.iter().collect(),
-        Action::Swipe { from, .. } => vec![from],
-        Action::PressKey { .. } | Action::Wait { .. } => Vec::new(),
-    };
-    for target in targets {
+    for target in action.targets() {
         if let Target::Element {
             x,
             y,
@@ -264,7 +258,7 @@ pub fn selector_for(root: &Node, bounds: &uatu_device::model::Bounds) -> Option<
         .filter(|(_, value)| !value.is_empty())
         .map(|(kind, value)| format!("{kind}:{value}"))
         .find(|text| {
-            Selector::parse(text).is_some_and(|selector| {
+            Matcher::parse(text).is_some_and(|selector| {
                 let mut matching = root.descendants().filter(|candidate| selector.matches(candidate));
                 matches!((matching.next(), matching.next()), (Some(found), None) if found.bounds == *bounds)
             })

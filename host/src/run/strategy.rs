@@ -103,13 +103,25 @@ pub fn draw_on_demand<E>(
     rng: &mut impl Rng,
     offer: impl FnMut(usize) -> Result<Vec<Candidate>, E>,
 ) -> Result<Option<ResolvedAction>, E> {
+    draw_on_demand_from(tree, 0, hierarchy, rng, offer)
+}
+
+/// [`draw_on_demand`] from the branch at `root` rather than the tree's root: a
+/// spec's `setup` generator is a second root of the same tree.
+pub fn draw_on_demand_from<E>(
+    tree: &ActionTree,
+    root: usize,
+    hierarchy: &Node,
+    rng: &mut impl Rng,
+    offer: impl FnMut(usize) -> Result<Vec<Candidate>, E>,
+) -> Result<Option<ResolvedAction>, E> {
     let mut walk = OnDemand {
         tree,
         offered: vec![None; tree.len()],
         empty: vec![false; tree.len()],
         offer,
     };
-    while let Some(candidate) = walk.draw(0, rng)? {
+    while let Some(candidate) = walk.draw(root, rng)? {
         if let Ok(resolved) = resolve_action(&candidate.action, candidate.path_label(), hierarchy) {
             return Ok(Some(resolved));
         }

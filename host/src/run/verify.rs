@@ -198,6 +198,8 @@ mod tests {
             point: None,
             bounds: None,
             to_point: None,
+            applied: crate::action::Applied::Unknown,
+            detail: String::new(),
         };
         let (_, events) = verifier.step(0, 0, &[Ok(true)], None);
         assert!(events.is_empty());

@@ -1,17 +1,35 @@
 //! A reproducer as a Maestro flow (`repro.yaml`), so a team can drop the bug into the
 //! Maestro suite it already runs. Only commands Maestro documents are written:
-//! `launchApp`, `tapOn`, `inputText`, `swipe`, `pressKey` and `back`. A wait has no
-//! such command and becomes a comment.
+//! `launchApp`, `tapOn`, `doubleTapOn`, `longPressOn`, `inputText`, `eraseText`,
+//! `swipe`, `scroll`, `pressKey`, `back`, `openLink` and `stopApp`. What Maestro has
+//! no command for (a wait, forward, a navigation to a path, a few keys) becomes a
+//! comment. A long press holds for Maestro's own duration; `eraseText` erases
+//! Maestro's default of 50 characters; a reload is the app stopped and launched
+//! again with its data kept, as on Android.
 
 use std::fmt::Write as _;
 
 use uatu_device::model::Key;
 
-use crate::action::{Action, Target};
+use crate::action::{Action, SWIPE_MILLIS, ScrollDirection, Target};
 use crate::run::replay::Script;
+use uatu_device::selector::Selector;
 
 /// The commands a written flow may use.
-pub const COMMANDS: [&str; 6] = ["launchApp", "tapOn", "inputText", "swipe", "pressKey", "back"];
+pub const COMMANDS: [&str; 12] = [
+    "launchApp",
+    "tapOn",
+    "doubleTapOn",
+    "longPressOn",
+    "inputText",
+    "eraseText",
+    "swipe",
+    "scroll",
+    "pressKey",
+    "back",
+    "openLink",
+    "stopApp",
+];
 
 /// The flow: the app launched with its state cleared, then each action of `script`.
 pub fn flow(script: &Script) -> String {
@@ -37,11 +55,14 @@ fn command(out: &mut String, action: &Action) {
         Action::Tap { on } => {
             let _ = writeln!(out, "- tapOn:\n    {}", selector(on));
         }
-        Action::InputText { into, text } => {
+        Action::InputText { into, text, submit } => {
             if let Some(into) = into {
                 let _ = writeln!(out, "- tapOn:\n    {}", selector(into));
             }
             let _ = writeln!(out, "- inputText: {}", quoted(text));
+            if *submit {
+                out.push_str("- pressKey: Enter\n");
+            }
         }
         Action::Swipe {
             from,
@@ -53,19 +74,69 @@ fn command(out: &mut String, action: &Action) {
                 "- swipe:\n    start: {}\n    end: {}\n    duration: {}",
                 point(from),
                 point(to),
-                duration_millis.unwrap_or(300)
+                duration_millis.unwrap_or(SWIPE_MILLIS)
             );
         }
         Action::PressKey { key: Key::Back } => out.push_str("- back\n"),
-        Action::PressKey { key } => {
-            let _ = writeln!(out, "- pressKey: {}", key_name(*key));
-        }
+        Action::PressKey { key } => match key_name(*key) {
+            Some(name) => {
+                let _ = writeln!(out, "- pressKey: {name}");
+            }
+            None => {
+                let _ = writeln!(out, "# press {} (Maestro has no such key)", key.name());
+            }
+        },
         Action::Wait { duration_millis } => {
             let _ = writeln!(
                 out,
                 "# wait {duration_millis} ms (Maestro waits for the app to settle)"
             );
         }
+        Action::DoubleTap { on } => {
+            let _ = writeln!(out, "- doubleTapOn:\n    {}", selector(on));
+        }
+        Action::LongPress { on, .. } => {
+            let _ = writeln!(out, "- longPressOn:\n    {}", selector(on));
+        }
+        // Maestro's `scroll` is the screen's, downwards; a swipe the other way scrolls.
+        Action::Scroll {
+            on: None,
+            direction: ScrollDirection::Down,
+            ..
+        } => out.push_str("- scroll\n"),
+        Action::Scroll { on, direction, .. } => {
+            out.push_str("- swipe:\n");
+            if let Some(on) = on {
+                let _ = writeln!(out, "    from:\n      {}", selector(on));
+            }
+            let _ = writeln!(out, "    direction: {}", swipe_direction(*direction));
+        }
+        Action::ClearText { into } => {
+            if let Some(into) = into {
+                let _ = writeln!(out, "- tapOn:\n    {}", selector(into));
+            }
+            out.push_str("- eraseText\n");
+        }
+        Action::Navigate { to } if to.starts_with("http://") || to.starts_with("https://") => {
+            let _ = writeln!(out, "- openLink: {}", quoted(to));
+        }
+        Action::Navigate { to } => {
+            let _ = writeln!(out, "# navigate to {to} (Maestro opens only whole addresses)");
+        }
+        Action::Reload => out.push_str("- stopApp\n- launchApp\n"),
+        Action::Back => out.push_str("- back\n"),
+        Action::Forward => out.push_str("# forward (Maestro has no forward navigation)\n"),
+    }
+}
+
+/// The way a finger swipes to scroll `direction`: against it (to see what is
+/// below, the finger moves up).
+fn swipe_direction(direction: ScrollDirection) -> &'static str {
+    match direction {
+        ScrollDirection::Down => "UP",
+        ScrollDirection::Up => "DOWN",
+        ScrollDirection::Right => "LEFT",
+        ScrollDirection::Left => "RIGHT",
     }
 }
 
@@ -73,12 +144,13 @@ fn command(out: &mut String, action: &Action) {
 /// accessibility description) for a description or a text, `point` otherwise.
 fn selector(target: &Target) -> String {
     match target {
-        Target::Selector(text) => match text.split_once(':') {
+        Target::Selector(Selector::Text(text)) => match text.split_once(':') {
             Some(("id", value)) => format!("id: {}", quoted(value)),
             Some(("desc" | "text", value)) => format!("text: {}", quoted(value)),
             Some(("descPrefix", value)) => format!("text: {}", quoted(&format!("{}.*", regex_escape(value)))),
             _ => format!("text: {}", quoted(text)),
         },
+        Target::Selector(other) => format!("text: {}", quoted(&other.to_string())),
         Target::Element { x, y, .. } => format!("point: {}", quoted(&format!("{x},{y}"))),
     }
 }
@@ -91,18 +163,20 @@ fn point(target: &Target) -> String {
     }
 }
 
-/// Maestro's name of a key.
-fn key_name(key: Key) -> &'static str {
-    match key {
+/// Maestro's name of a key, if it has the key.
+fn key_name(key: Key) -> Option<&'static str> {
+    Some(match key {
         Key::Back => "Back",
         Key::Home => "Home",
         Key::Enter => "Enter",
         Key::Tab => "Tab",
+        Key::Backspace => "Backspace",
         Key::Up => "Remote Dpad Up",
         Key::Down => "Remote Dpad Down",
         Key::Left => "Remote Dpad Left",
         Key::Right => "Remote Dpad Right",
-    }
+        Key::Escape | Key::Delete | Key::Space | Key::PageUp | Key::PageDown => return None,
+    })
 }
 
 /// A YAML double-quoted scalar (JSON's string syntax is valid YAML).

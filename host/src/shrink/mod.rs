@@ -742,13 +742,13 @@ impl Shrinker {
             .map(|(step, screen)| {
                 let mut step = step.clone();
                 if let Some(action) = &mut step.action {
-                    for target in targets_mut(action) {
+                    for target in element_targets_mut(action) {
                         if let Target::Element {
                             bounds: Some(bounds), ..
                         } = target
                             && let Some(selector) = selector_for(screen, bounds)
                         {
-                            *target = Target::Selector(selector);
+                            *target = Target::selector(&selector);
                             changed = true;
                         }
                     }
@@ -820,11 +820,12 @@ fn fingerprint(steps: &[ScriptStep]) -> [u8; 32] {
     hasher.finalize().into()
 }
 
-fn targets_mut(action: &mut Action) -> Vec<&mut Target> {
+/// The targets that name an element, which a selector may stand for: not a swipe's
+/// ends, which are points (a selector would move them to the element's centre).
+fn element_targets_mut(action: &mut Action) -> Vec<&mut Target> {
     match action {
-        Action::Tap { on } => vec![on],
-        Action::InputText { into, .. } => into.iter_mut().collect(),
-        Action::Swipe { .. } | Action::PressKey { .. } | Action::Wait { .. } => Vec::new(),
+        Action::Swipe { .. } => Vec::new(),
+        other => other.targets_mut(),
     }
 }
 

@@ -230,6 +230,33 @@ pub struct SpecDescription {
     pub predicates: Vec<String>,
     /// Extractor names and where each was written.
     pub extractors: Vec<(String, String)>,
+    /// What the spec's `setup` export asks to run before exploring, and again after
+    /// every relaunch or data clear; `None` without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<Setup>,
+}
+
+/// A spec's `setup` export, as the engine runs it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Setup {
+    /// A list of actions: dispatched in order, each once.
+    Actions(Vec<Action>),
+    /// A generator: the root of a second tree at this place of the action tree. The
+    /// engine draws from it (as from the root, [`SpecInstance::offer`]) one action a
+    /// step until it offers nothing, then explores.
+    Generator {
+        /// The setup tree's root place.
+        place: usize,
+    },
+}
+
+/// The `setup` of the runtime's description.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+enum RawSetup {
+    Actions(Vec<serde_json::Value>),
+    Place(usize),
 }
 
 /// A predicate's value at one step.
@@ -365,8 +392,11 @@ struct RawDescription {
     properties: Vec<RawProperty>,
     predicates: Vec<RawLocated>,
     extractors: Vec<RawNamed>,
-    /// Every place of the action tree, by number: its path from the root.
+    /// Every place of the action tree, by number: its path from the root. A `setup`
+    /// generator's tree follows the root's, its own root's path empty again.
     places: Vec<Vec<PathStep>>,
+    #[serde(default)]
+    setup: Option<RawSetup>,
 }
 #[derive(Deserialize)]
 struct RawProperty {
@@ -653,6 +683,17 @@ impl SpecInstance {
                     (e.name, location)
                 })
                 .collect(),
+            setup: match raw.setup {
+                None => None,
+                Some(RawSetup::Place(place)) => Some(Setup::Generator { place }),
+                Some(RawSetup::Actions(actions)) => Some(Setup::Actions(
+                    actions
+                        .iter()
+                        .map(Action::parse)
+                        .collect::<Result<_, _>>()
+                        .map_err(|e| self.protocol(Phase::Loading, format!("setup: invalid action: {e}")))?,
+                )),
+            },
         };
         self.extracted = Arc::new(
             description
@@ -907,11 +948,11 @@ impl SpecInstance {
                 query::expand(hierarchy, kind, &path, &mut offer.candidates);
                 continue;
             }
-            match Action::deserialize(&offered) {
+            match Action::parse(&offered) {
                 Ok(action) => offer.candidates.push(Candidate { path, action }),
                 Err(e) => offer.generator_errors.push(GeneratorError {
                     path,
-                    message: format!("invalid action {offered}: {e}"),
+                    message: format!("invalid action: {e}"),
                     stack: String::new(),
                     location: None,
                 }),

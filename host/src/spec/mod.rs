@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 pub use bundle::BundleError;
 pub use installed::{LIBRARY_VERSION, OtherLibraryVersion, other_library_version, typescript_version};
 pub use instance::{
-    ExtractorError, GeneratorError, JsError, Offer, Phase, PredicateValue, SpecDescription, SpecError,
+    ExtractorError, GeneratorError, JsError, Offer, Phase, PredicateValue, Setup, SpecDescription, SpecError,
     SpecInstance, SpecLimits, SpecStep, StepTimings,
 };
 pub use module::{ModuleError, SPEC_ABI, SpecModule};

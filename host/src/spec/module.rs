@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// The version of the host ↔ spec interface (provider entry points, the JSON
 /// exchanged at load and step). Bump it whenever either changes.
-pub const SPEC_ABI: u32 = 3;
+pub const SPEC_ABI: u32 = 4;
 
 const MAGIC: &[u8; 8] = b"\0asm\x01\0\0\0";
 const SECTION_ABI: &str = "uatu.spec-abi";

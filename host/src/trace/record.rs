@@ -218,7 +218,8 @@ pub enum Event {
         /// This screen's.
         actual: String,
     },
-    /// Replay: the script's action targets something not on screen; it was not dispatched.
+    /// A replay's script action, or a `setup` list's action, targets something not on
+    /// screen; it was not dispatched.
     TargetMissing {
         /// Why the target could not be found.
         target: String,

@@ -499,6 +499,8 @@ fn record_changing_every_field(step: u64) -> StepRecord {
         point: None,
         bounds: None,
         to_point: None,
+        applied: crate::action::Applied::Unknown,
+        detail: String::new(),
     };
     record.action = (step % 3 != 2).then(|| action(step));
     state.last_action = (step > 0 && (step - 1) % 3 != 2).then(|| action(step - 1));

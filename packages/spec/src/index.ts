@@ -10,16 +10,39 @@ export interface Element {
   id: string; text: string; desc: string; class: string; package: string;
   clickable: boolean; enabled: boolean; checked: boolean; focused: boolean;
   selected: boolean; scrollable: boolean;
+  /** The accessibility role (web: the ARIA role, e.g. `button`); "" when none. */
+  role: string;
+  /** Every other attribute the device reports, by the platform's name (web: every DOM
+   * attribute, e.g. `data-testid`, `href`; Android: the dump's other attributes). */
+  attrs: Readonly<Record<string, string>>;
   bounds: Bounds; x: number; y: number;
+  /** The first element inside this one (not itself) the selector matches. */
+  find(selector: Selector): Element | undefined;
+  /** Every element inside this one (not itself) the selector matches, in tree order. */
+  findAll(selector: Selector): Element[];
 }
 
 export interface LogEntry { time: number; level: string; tag: string; message: string }
 export interface ExceptionInfo { class: string; message: string; stack: string; time: number }
 
-/** Selectors: `id:<id>` (exact, or the `<value>` of an Android `…:id/<value>`),
- * `text:<text>`, `desc:<description>`, `descPrefix:<prefix>`; on the web also
- * `testid:<data-testid>` and `css:<tag.class#id>`. */
-export type Selector = string;
+/** A string selector: `kind:value` with kind `id` (exact, or the `<value>` of an
+ * Android `…:id/<value>`), `idPrefix`, `text`, `textPrefix`, `desc`, `descPrefix`,
+ * `testid` / `testTag` (web `data-testid`, Android resource id or Compose test tag),
+ * `role`, or `css` (web: `tag.class#id`); several joined by ` > ` make a path. */
+export type StringSelector = string;
+/** An object selector: every key must match. Unknown keys name an attribute. */
+export interface ObjectSelector {
+  id?: string; idPrefix?: string; text?: string; textPrefix?: string;
+  desc?: string; descPrefix?: string; testTag?: string; role?: string; class?: string;
+  clickable?: boolean; enabled?: boolean; checked?: boolean; focused?: boolean;
+  selected?: boolean; scrollable?: boolean;
+  /** Any other key: an attribute's exact value (`"data-state": "open"`); `true`/`false`
+   * stand for `"true"`/`"false"`. */
+  [attribute: string]: string | boolean | undefined;
+}
+/** A selector: a string, an object of keys, or a path `[outer, inner, …]` of those
+ * (each part looked for inside the element the part before matched). */
+export type Selector = StringSelector | ObjectSelector | readonly (StringSelector | ObjectSelector)[];
 
 export interface Ax {
   /** The first element (in tree order) the selector matches, or undefined. */
@@ -31,7 +54,9 @@ export interface Ax {
 export interface State {
   ax: Ax;
   snapshots: Record<string, unknown>;
-  lastAction: unknown | null;
+  /** The action dispatched at the end of the previous step; null at the first step
+   * and after a step that dispatched nothing. */
+  lastAction: LastAction | null;
   logs: LogEntry[];
   exceptions: ExceptionInfo[];
   /** Milliseconds of device time since the run started. */
@@ -40,43 +65,131 @@ export interface State {
   screen: { width: number; height: number };
 }
 
+/** What the host dispatched at the end of the previous step (the trace's `action`). */
+export interface LastAction {
+  /** The action as the spec built it. */
+  action: Action;
+  /** The generator that offered it, as its path through the tree, e.g. `1:explore/0:taps`. */
+  generator: string;
+  /** Where it acted: the point tapped, pressed or typed into; where a swipe started;
+   * where a scroll acted (the centre of its element, or of the screen). */
+  point?: { x: number; y: number };
+  /** The bounds of the element its target resolved to (a scroll: the element scrolled;
+   * absent when the screen scrolled). */
+  bounds?: Bounds;
+  /** Where a swipe ended; for a scroll, `point` moved by its distance in its direction. */
+  toPoint?: { x: number; y: number };
+  /** Whether it landed: `true` the device saw it arrive where it was aimed, `false` it
+   * did not (the target was gone, the device refused it), `"unknown"` sent with no
+   * evidence either way.
+   * A property that judges an action's effect should hold off unless this is `true`. */
+  applied: true | false | "unknown";
+  /** Why it did not land, in the device's words (only when it did not). */
+  detail?: string;
+}
+
 // ---------------------------------------------------------------- actions
 
 export type Target = Selector | { x: number; y: number; bounds?: Bounds };
-export type Key = "back" | "home" | "enter" | "tab" | "up" | "down" | "left" | "right";
+/** Keys for `PressKey`. `back` is the system back (Android); `home` sends the app to
+ * the background. */
+export type Key =
+  | "back" | "home" | "enter" | "tab" | "up" | "down" | "left" | "right"
+  | "escape" | "backspace" | "delete" | "space" | "pageUp" | "pageDown";
+/** Which way a `Scroll` moves the view over the content: `down` shows what is below. */
+export type Direction = "up" | "down" | "left" | "right";
 export type Action =
   | { type: "tap"; on: Target }
-  | { type: "inputText"; into?: Target; text: string }
+  | { type: "doubleTap"; on: Target }
+  | { type: "longPress"; on: Target; durationMillis?: number }
+  | { type: "scroll"; on?: Target; direction: Direction; amount?: number }
+  | { type: "inputText"; into?: Target; text: string; submit?: boolean }
+  | { type: "clearText"; into?: Target }
   | { type: "swipe"; from: Target; to: Target; durationMillis?: number }
   | { type: "pressKey"; key: Key }
-  | { type: "wait"; durationMillis: number };
+  | { type: "wait"; durationMillis: number }
+  | { type: "navigate"; to: string }
+  | { type: "reload" }
+  | { type: "back" }
+  | { type: "forward" };
 
-const KEYS: readonly string[] = ["back", "home", "enter", "tab", "up", "down", "left", "right"];
+const KEYS: readonly string[] = [
+  "back", "home", "enter", "tab", "up", "down", "left", "right",
+  "escape", "backspace", "delete", "space", "pageUp", "pageDown",
+];
+const DIRECTIONS: readonly string[] = ["up", "down", "left", "right"];
 
 /** The selector kinds the host understands (uatu-device's selector.rs). */
-const SELECTOR_KINDS = new Set(["id", "text", "desc", "descPrefix", "testid", "css"]);
+const SELECTOR_KINDS = new Set(["id", "idPrefix", "text", "textPrefix", "desc", "descPrefix", "testid", "testTag", "role", "css"]);
+/** Object-selector keys that read a field and take a string; state keys take a boolean. */
+const FIELD_KEYS = new Set(["id", "idPrefix", "text", "textPrefix", "desc", "descPrefix", "testTag", "role", "class"]);
+const STATE_KEYS = new Set(["clickable", "enabled", "checked", "focused", "selected", "scrollable"]);
+const SELECTOR_HELP = "a selector: a string (id:, idPrefix:, text:, textPrefix:, desc:, descPrefix:, testid:, testTag:, role:, css:), an object of keys, or a path [outer, inner]";
 
 /** Whether `value` starts with a selector kind and a colon (a string test, not a
  * regular expression: it runs for every action and query of every step). */
-function isSelector(value: string): boolean {
+function isStringSelector(value: string): boolean {
   const colon = value.indexOf(":");
   return colon > 0 && SELECTOR_KINDS.has(value.slice(0, colon));
 }
 
-function target(value: unknown, what: string): Target {
+/** Why `value` is not a selector (`what` names where it was written), or undefined. */
+function selectorProblem(value: unknown, what: string, inPath = false): string | undefined {
   if (typeof value === "string") {
-    if (!isSelector(value)) {
-      throw new SpecError(`${what}: "${value}" is not a selector (id:, text:, desc:, descPrefix:, testid: or css:)`);
-    }
-    return value;
+    return isStringSelector(value) ? undefined : `${what}: ${describe(value)} is not ${SELECTOR_HELP}`;
   }
+  if (Array.isArray(value)) {
+    if (inPath) return `${what}: a path's parts are string or object selectors, not paths`;
+    if (value.length === 0) return `${what}: an empty path selects every element`;
+    for (let i = 0; i < value.length; i++) {
+      const problem = selectorProblem(value[i], `${what}[${i}]`, true);
+      if (problem !== undefined) return problem;
+    }
+    return undefined;
+  }
+  if (value !== null && typeof value === "object") {
+    let keys = 0;
+    for (const key in value) {
+      keys++;
+      const v = (value as Record<string, unknown>)[key];
+      if (STATE_KEYS.has(key)) {
+        if (typeof v !== "boolean") return `${what}.${key} must be true or false (got ${describe(v)})`;
+      } else if (FIELD_KEYS.has(key)) {
+        if (typeof v !== "string") return `${what}.${key} must be a string (got ${describe(v)})`;
+      } else if (typeof v !== "string" && typeof v !== "boolean") {
+        return `${what}.${key} (an attribute) must be a string or true/false (got ${describe(v)})`;
+      }
+    }
+    return keys === 0 ? `${what}: an empty object selector selects every element` : undefined;
+  }
+  return `${what}: ${describe(value)} is not ${SELECTOR_HELP}`;
+}
+
+function checkSelector(selector: unknown, what: string): void {
+  const problem = selectorProblem(selector, what);
+  if (problem !== undefined) throw new SpecError(problem);
+}
+
+/** A selector as the host reads it: a string as is, an object or a path as JSON. */
+function selectorText(selector: Selector): string {
+  return typeof selector === "string" ? selector : JSON.stringify(selector);
+}
+
+function target(value: unknown, what: string): Target {
   if (value && typeof value === "object" && typeof (value as any).x === "number" && typeof (value as any).y === "number") {
     const v = value as any;
     const t: { x: number; y: number; bounds?: Bounds } = { x: Math.round(v.x), y: Math.round(v.y) };
     if (v.bounds) t.bounds = { left: v.bounds.left, top: v.bounds.top, right: v.bounds.right, bottom: v.bounds.bottom };
     return t;
   }
-  throw new SpecError(`${what} must be a selector string or an element/point with x and y (got ${describe(value)})`);
+  if (value === null || (typeof value !== "string" && typeof value !== "object")) {
+    throw new SpecError(`${what} must be a selector or an element/point with x and y (got ${describe(value)})`);
+  }
+  const problem = selectorProblem(value, what);
+  if (problem !== undefined) {
+    throw new SpecError(`${problem} (a target is a selector or an element/point with x and y)`);
+  }
+  return value as Selector;
 }
 
 function millis(value: unknown, what: string): number {
@@ -86,26 +199,108 @@ function millis(value: unknown, what: string): number {
   return Math.round(value);
 }
 
-export function Tap(args: { on: Target }): Action {
-  return { type: "tap", on: target(args?.on, "Tap.on") };
+/** The argument object of a constructor (`Tap({ on })`): anything else is the spec's error. */
+function args<T>(value: T, what: string): T {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new SpecError(`${what} takes an object of its arguments (got ${describe(value)})`);
+  }
+  return value;
 }
-export function InputText(args: { into?: Target; text: string }): Action {
-  if (typeof args?.text !== "string") throw new SpecError(`InputText.text must be a string (got ${describe(args?.text)})`);
-  const action: Action = { type: "inputText", text: args.text };
-  if (args.into !== undefined) action.into = target(args.into, "InputText.into");
+
+/** Tap an element (or a point). */
+export function Tap(a: { on: Target }): Action {
+  return { type: "tap", on: target(args(a, "Tap").on, "Tap.on") };
+}
+/** Tap twice in quick succession, as one gesture (a web `dblclick`). */
+export function DoubleTap(a: { on: Target }): Action {
+  return { type: "doubleTap", on: target(args(a, "DoubleTap").on, "DoubleTap.on") };
+}
+/** Press and hold (default 1000 ms). */
+export function LongPress(a: { on: Target; durationMillis?: number }): Action {
+  const action: Action = { type: "longPress", on: target(args(a, "LongPress").on, "LongPress.on") };
+  if (a.durationMillis !== undefined) action.durationMillis = millis(a.durationMillis, "LongPress.durationMillis");
   return action;
 }
-export function Swipe(args: { from: Target; to: Target; durationMillis?: number }): Action {
-  const action: Action = { type: "swipe", from: target(args?.from, "Swipe.from"), to: target(args?.to, "Swipe.to") };
-  if (args.durationMillis !== undefined) action.durationMillis = millis(args.durationMillis, "Swipe.durationMillis");
+/** Scroll an element's content (`on`; the original project's `in` is read too), or
+ * the screen's, so that what lies in `direction` comes into view. `amount`: the
+ * fraction of the area's height (or width) to move, over 0 and at most 1 (default 0.5). */
+export function Scroll(a: { direction: Direction; on?: Target; in?: Target; amount?: number }): Action {
+  args(a, "Scroll");
+  if (!DIRECTIONS.includes(a.direction)) {
+    throw new SpecError(`Scroll.direction must be one of ${DIRECTIONS.join(", ")} (got ${describe(a.direction)})`);
+  }
+  if (a.on !== undefined && a.in !== undefined) throw new SpecError("Scroll takes `on` or `in`, not both");
+  const action: Action = { type: "scroll", direction: a.direction };
+  const where = a.on ?? a.in;
+  if (where !== undefined) action.on = target(where, a.on !== undefined ? "Scroll.on" : "Scroll.in");
+  if (a.amount !== undefined) {
+    if (typeof a.amount !== "number" || !(a.amount > 0 && a.amount <= 1)) {
+      throw new SpecError(`Scroll.amount must be a fraction over 0 and at most 1 (got ${describe(a.amount)})`);
+    }
+    action.amount = a.amount;
+  }
   return action;
 }
-export function PressKey(args: { key: Key }): Action {
-  if (!KEYS.includes(args?.key)) throw new SpecError(`PressKey.key must be one of ${KEYS.join(", ")} (got ${describe(args?.key)})`);
-  return { type: "pressKey", key: args.key };
+/** Type `text` into `into` (tapped first) or the focused element; with `submit: true`
+ * Enter is pressed after it, otherwise the text is left pending in the field. */
+export function InputText(a: { into?: Target; text: string; submit?: boolean }): Action {
+  args(a, "InputText");
+  if (typeof a.text !== "string") throw new SpecError(`InputText.text must be a string (got ${describe(a.text)})`);
+  const action: Action = { type: "inputText", text: a.text };
+  if (a.into !== undefined) action.into = target(a.into, "InputText.into");
+  if (a.submit !== undefined) {
+    if (typeof a.submit !== "boolean") throw new SpecError(`InputText.submit must be true or false (got ${describe(a.submit)})`);
+    if (a.submit) action.submit = true;
+  }
+  return action;
 }
-export function Wait(args: { durationMillis: number }): Action {
-  return { type: "wait", durationMillis: millis(args?.durationMillis, "Wait.durationMillis") };
+/** Empty a text field: `into` (tapped first) or the focused element. */
+export function ClearText(a: { into?: Target } = {}): Action {
+  args(a, "ClearText");
+  const action: Action = { type: "clearText" };
+  if (a.into !== undefined) action.into = target(a.into, "ClearText.into");
+  return action;
+}
+/** Swipe from one point (or element) to another. */
+export function Swipe(a: { from: Target; to: Target; durationMillis?: number }): Action {
+  args(a, "Swipe");
+  const action: Action = { type: "swipe", from: target(a.from, "Swipe.from"), to: target(a.to, "Swipe.to") };
+  if (a.durationMillis !== undefined) action.durationMillis = millis(a.durationMillis, "Swipe.durationMillis");
+  return action;
+}
+/** Press a key. */
+export function PressKey(a: { key: Key }): Action {
+  if (!KEYS.includes(args(a, "PressKey").key)) {
+    throw new SpecError(`PressKey.key must be one of ${KEYS.join(", ")} (got ${describe(a.key)})`);
+  }
+  return { type: "pressKey", key: a.key };
+}
+/** Let device time pass without input. */
+export function Wait(a: { durationMillis: number }): Action {
+  return { type: "wait", durationMillis: millis(args(a, "Wait").durationMillis, "Wait.durationMillis") };
+}
+/** Open a location of the app: a path (`/active`, `#/completed`, `?q=1`) on its
+ * origin, or an `http(s)://` URL on that origin (the web device refuses another). */
+export function Navigate(a: { to: string }): Action {
+  const to = args(a, "Navigate").to;
+  const absolute = typeof to === "string" && /^https?:\/\/[^/]/.test(to);
+  const path = typeof to === "string" && /^[/#?]/.test(to) && !to.startsWith("//");
+  if (!absolute && !path) {
+    throw new SpecError(`Navigate.to must be a path starting with /, # or ?, or an http(s):// URL (got ${describe(to)})`);
+  }
+  return { type: "navigate", to };
+}
+/** Reload the page (web). */
+export function Reload(): Action {
+  return { type: "reload" };
+}
+/** Go back: the browser's history on the web, the system back on Android. */
+export function Back(): Action {
+  return { type: "back" };
+}
+/** Go forward in the browser's history (web). */
+export function Forward(): Action {
+  return { type: "forward" };
 }
 
 // ---------------------------------------------------------------- errors
@@ -130,17 +325,41 @@ function callerStack(): string {
 
 // ---------------------------------------------------------------- extractors
 
-export interface Extracted<T> { readonly current: T; readonly previous: T | undefined }
+export interface Extracted<T> {
+  readonly current: T;
+  readonly previous: T | undefined;
+  /** Names the extractor in the trace (as `extract(fn, name)` does); returns it. */
+  named(name: string): Extracted<T>;
+}
 
 interface ExtractorEntry { name?: string; fn: (state: State) => unknown; cell: { current: unknown; previous: unknown }; stack: string }
 const extractors: ExtractorEntry[] = [];
 
-/** A value read out of every state, before anything else runs at that step. */
-export function extract<T>(fn: (state: State) => T, name?: string): Extracted<T> {
+/** A value read out of every state, before anything else runs at that step:
+ * `extract(fn)`, `extract(fn, name)`, `extract(name, fn)` or `extract(fn).named(name)`. */
+export function extract<T>(fn: (state: State) => T, name?: string): Extracted<T>;
+export function extract<T>(name: string, fn: (state: State) => T): Extracted<T>;
+export function extract<T>(first: unknown, second?: unknown): Extracted<T> {
+  const [fn, name] = typeof first === "string" ? [second, first] : [first, second];
   if (typeof fn !== "function") throw new SpecError(`extract() takes a function of the state (got ${describe(fn)})`);
-  const cell = { current: undefined as unknown, previous: undefined as unknown };
-  extractors.push({ name, fn, cell, stack: callerStack() });
-  return cell as Extracted<T>;
+  const checkName = (value: unknown): string | undefined => {
+    if (value !== undefined && (typeof value !== "string" || value === "")) {
+      throw new SpecError(`an extractor's name must be a non-empty string (got ${describe(value)})`);
+    }
+    return value;
+  };
+  const entry: ExtractorEntry = {
+    name: checkName(name),
+    fn: fn as (state: State) => unknown,
+    cell: { current: undefined, previous: undefined },
+    stack: callerStack(),
+  };
+  const cell = entry.cell as Extracted<T>;
+  Object.defineProperty(cell, "named", {
+    value: (label: string) => { entry.name = checkName(label); return cell; },
+  });
+  extractors.push(entry);
+  return cell;
 }
 
 // ---------------------------------------------------------------- formulas
@@ -233,7 +452,7 @@ class ActionsGenerator extends Generator {
       for (let i = 0; i < list.length; i++) {
         const action = list[i];
         if (!action || typeof action !== "object" || typeof (action as any).type !== "string") {
-          throw new SpecError(`a generator returned ${describe(action)}, not an action (use Tap, InputText, Swipe, PressKey or Wait)`);
+          throw new SpecError(`a generator returned ${describe(action)}, not an action (build actions with Tap(), InputText(), Scroll() and the other constructors)`);
         }
         out.candidates.push([place.id, action]);
       }
@@ -251,20 +470,72 @@ class WeightedGenerator extends Generator {
 }
 
 /** Numbers the places of the tree under `gen` (at `path`) into `paths`, depth first;
- * `nodes[id]` is the generator at place `id` with its place. */
-function placeTree(gen: Generator, path: PathStep[], paths: PathStep[][], nodes: Root[]): Place {
+ * `nodes[id]` is the generator at place `id` with its place and the gates above it
+ * (a `whenRoute` takes no place of its own: it gates the place of what it wraps). */
+function placeTree(gen: Generator, path: PathStep[], paths: PathStep[][], nodes: Root[], gates: Gate[] = []): Place {
+  while (gen instanceof GatedGenerator) {
+    gates = [...gates, gen.gate];
+    gen = gen.inner;
+  }
   const place: Place = { id: paths.length, children: [] };
   paths.push(path);
-  nodes.push({ gen, place });
+  nodes.push({ gen, place, gates });
   if (gen instanceof WeightedGenerator) {
     place.children = gen.children.map((child, index) => {
       const step: PathStep = { index, weight: child.weight };
       const label = child.label ?? child.gen.label;
       if (label !== undefined) step.label = label;
-      return placeTree(child.gen, [...path, step], paths, nodes);
+      return placeTree(child.gen, [...path, step], paths, nodes, gates);
     });
   }
   return place;
+}
+
+/** Whether every gate lets the state through; a gate that throws is the generator's
+ * error at `place`, and closes it. */
+function opens(gates: readonly Gate[], state: State, place: Place, out: Output): boolean {
+  for (let i = 0; i < gates.length; i++) {
+    try {
+      if (!gates[i](state)) return false;
+    } catch (error) {
+      out.generatorErrors.push({ place: place.id, message: errorMessage(error), stack: errorStack(error) });
+      return false;
+    }
+  }
+  return true;
+}
+
+type Gate = (state: State) => boolean;
+
+/** A generator offered only while a gate holds (`whenRoute`). */
+class GatedGenerator extends Generator {
+  constructor(readonly gate: Gate, readonly inner: Generator) { super(); this.label = inner.label; }
+  collect(state: State, place: Place, out: Output): void {
+    if (opens([this.gate], state, place, out)) this.inner.collect(state, place, out);
+  }
+}
+
+/** `generator` offered only on some screens: `whenRoute(route, ["home", "ledger"], body)`
+ * (an extractor's current value is one of `routes`; `body` a generator or a function
+ * returning actions, as `actions()` takes), or `whenRoute((s) => …, generator)`. */
+export function whenRoute<T>(route: Extracted<T>, routes: T | readonly T[], body: Generator | ((state: State) => Action | Action[] | null | undefined)): Generator;
+export function whenRoute(when: (state: State) => boolean, body: Generator | ((state: State) => Action | Action[] | null | undefined)): Generator;
+export function whenRoute(first: unknown, second: unknown, third?: unknown): Generator {
+  const asGenerator = (body: unknown, what: string): Generator => {
+    if (body instanceof Generator) return body;
+    if (typeof body === "function") return actions(body as (state: State) => Action[]);
+    throw new SpecError(`whenRoute(): ${what} must be a generator or a function returning actions (got ${describe(body)})`);
+  };
+  if (typeof first === "function") {
+    if (third !== undefined) throw new SpecError("whenRoute(predicate, generator) takes two arguments");
+    return new GatedGenerator(first as Gate, asGenerator(second, "the second argument"));
+  }
+  if (first !== null && typeof first === "object" && "current" in first) {
+    const route = first as Extracted<unknown>;
+    const routes: readonly unknown[] = Array.isArray(second) ? second.slice() : [second];
+    return new GatedGenerator(() => routes.includes(route.current), asGenerator(third, "the third argument"));
+  }
+  throw new SpecError(`whenRoute() takes an extractor and its routes, or a predicate of the state (got ${describe(first)})`);
 }
 
 /** A leaf of the action tree: `fn` returns this step's actions (none to stay silent). */
@@ -287,20 +558,130 @@ export function weighted(...entries: [number, Generator, string?][]): Generator 
   }));
 }
 
-/** A sampler over a list: `generate()` picks one item, with the run's seeded randomness. */
+/** A source of values: `generate()` draws one with the run's seeded randomness, so a
+ * run draws the same values again from the same seed. */
 export class Sampler<T> {
-  constructor(private readonly items: readonly T[]) {}
-  generate(): T { return this.items[Math.floor(Math.random() * this.items.length)]; }
+  constructor(private readonly draw: () => T) {}
+  generate(): T { return this.draw(); }
 }
 
+/** A whole number in [0, n), seeded. */
+function below(n: number): number { return Math.floor(Math.random() * n); }
+
+function wholeNumber(value: unknown, what: string): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value)) {
+    throw new SpecError(`${what} must be a whole number (got ${describe(value)})`);
+  }
+  return value;
+}
+
+function range(min: unknown, max: unknown, what: string): [number, number] {
+  const low = wholeNumber(min, `${what} min`), high = wholeNumber(max, `${what} max`);
+  if (low > high) throw new SpecError(`${what}: min ${low} is over max ${high}`);
+  return [low, high];
+}
+
+/** An item of `items`, each as likely. */
 export function from<T>(items: readonly T[]): Sampler<T> {
   if (!Array.isArray(items) || items.length === 0) throw new SpecError(`from() takes a non-empty array (got ${describe(items)})`);
-  return new Sampler(items.slice());
+  const copy = items.slice();
+  return new Sampler(() => copy[below(copy.length)]);
 }
 
+/** Whole numbers: `integers().between(1, 500)` (both ends included). */
+export class IntegerSampler extends Sampler<number> {
+  constructor(min: number, max: number) {
+    super(() => min + below(max - min + 1));
+  }
+  /** Numbers from `min` to `max`, both included. */
+  between(min: number, max: number): IntegerSampler {
+    const [low, high] = range(min, max, "integers().between");
+    return new IntegerSampler(low, high);
+  }
+}
+
+/** Whole numbers from 0 to 1000 until `.between(min, max)` says otherwise. */
+export function integers(): IntegerSampler { return new IntegerSampler(0, 1000); }
+
+const ALPHA = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+const NUMERIC = "0123456789";
+
+/** Strings of characters from an alphabet: `strings().length(1, 12).alnum()`. */
+export class StringSampler extends Sampler<string> {
+  constructor(private readonly min: number, private readonly max: number, private readonly alphabet: string) {
+    super(() => {
+      let text = "";
+      const length = min + below(max - min + 1);
+      for (let i = 0; i < length; i++) text += alphabet[below(alphabet.length)];
+      return text;
+    });
+  }
+  /** Lengths from `min` to `max` characters, both included. */
+  length(min: number, max: number): StringSampler {
+    const [low, high] = range(min, max, "strings().length");
+    if (low < 0) throw new SpecError(`strings().length: min must be 0 or more (got ${low})`);
+    return new StringSampler(low, high, this.alphabet);
+  }
+  /** Letters only (a–z, A–Z). */
+  alpha(): StringSampler { return new StringSampler(this.min, this.max, ALPHA); }
+  /** Digits only. */
+  numeric(): StringSampler { return new StringSampler(this.min, this.max, NUMERIC); }
+  /** Letters and digits. */
+  alnum(): StringSampler { return new StringSampler(this.min, this.max, ALPHA + NUMERIC); }
+}
+
+/** Letters and digits, 0 to 16 of them, until `.length()` and `.alpha()`/`.numeric()`
+ * say otherwise. */
+export function strings(): StringSampler { return new StringSampler(0, 16, ALPHA + NUMERIC); }
+
+/** Email addresses `<letters and digits>@<domain>`: `emails().domain("example.com")`. */
+export class EmailSampler extends Sampler<string> {
+  constructor(host: string) {
+    const local = new StringSampler(1, 12, "abcdefghijklmnopqrstuvwxyz" + NUMERIC);
+    super(() => `${local.generate()}@${host}`);
+  }
+  /** Addresses at `domain`. */
+  domain(domain: string): EmailSampler {
+    if (typeof domain !== "string" || !/^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/.test(domain)) {
+      throw new SpecError(`emails().domain takes a domain name like "example.com" (got ${describe(domain)})`);
+    }
+    return new EmailSampler(domain);
+  }
+}
+
+/** Email addresses at `example.com` until `.domain()` says otherwise. */
+export function emails(): EmailSampler { return new EmailSampler("example.com"); }
+
+/** Text that breaks naive input handling: empty, spaces only, very long, combining marks,
+ * emoji, right-to-left, HTML and SQL metacharacters, a newline, numeric edge cases. */
+export const EDGE_CASE_CORPUS: readonly string[] = Object.freeze([
+  "",
+  " ",
+  "   leading and trailing   ",
+  "x".repeat(1000),
+  "e\u0301\u0301\u0301 Z\u0335\u0321\u0322a\u0336\u0327lgo",
+  "\u{1F600}\u{1F469}\u200D\u{1F469}\u200D\u{1F467}\u{1F1EF}\u{1F1F5}",
+  "\u05E9\u05DC\u05D5\u05DD \u0645\u0631\u062D\u0628\u0627",
+  "<script>alert(1)</script>",
+  "'; DROP TABLE users; --",
+  "\"quoted\" & <b>bold</b>",
+  "first line\nsecond line",
+  "0",
+  "-1",
+  "9999999999999999999999",
+  "1e309",
+  "NaN",
+]);
+
+const EDGE_CASE_TEXT = from(EDGE_CASE_CORPUS);
+
+/** A value of `EDGE_CASE_CORPUS`, each as likely. */
+export function edgeCaseText(): Sampler<string> { return EDGE_CASE_TEXT; }
+
 /** A built-in leaf that the host expands from the accessibility tree (no JS work per element). */
+type HostKind = "taps" | "doubleTaps" | "longPresses" | "scrolls" | "swipes";
 class HostGenerator extends Generator {
-  constructor(private readonly kind: "taps" | "swipes") { super(); this.label = kind; }
+  constructor(private readonly kind: HostKind) { super(); this.label = kind; }
   collect(_state: State, place: Place, out: Output): void {
     out.candidates.push([place.id, this.kind]);
   }
@@ -309,14 +690,46 @@ class HostGenerator extends Generator {
 /** Tap any clickable, enabled element. */
 export const taps: Generator = new HostGenerator("taps");
 
+/** Double-tap any clickable, enabled element. */
+export const doubleTaps: Generator = new HostGenerator("doubleTaps");
+
+/** Long-press (1000 ms) any clickable, enabled element. */
+export const longPresses: Generator = new HostGenerator("longPresses");
+
+/** Scroll any scrollable element down or up, by half its height. */
+export const scrolls: Generator = new HostGenerator("scrolls");
+
 /** Swipe up or down across any scrollable element. */
 export const swipes: Generator = new HostGenerator("swipes");
+
+/** Type into any text field (an enabled, editable one) a value of the edge-case corpus
+ * (`edgeCaseText()`), left pending in the field. */
+export const typing: Generator = actions(() => {
+  const fields = query(6, "");
+  const out: Action[] = [];
+  for (let i = 0; i < fields.length; i++) out.push(InputText({ into: fields[i], text: EDGE_CASE_TEXT.generate() }));
+  return out;
+}, "typing");
 
 /** Wait half a second (once per step). */
 export const waitOnce: Generator = actions(() => [Wait({ durationMillis: 500 })], "waitOnce");
 
 /** Press the back key. */
 export const pressKey: Generator = actions(() => [PressKey({ key: "back" })], "pressKey");
+
+/** Press any key but `home` (which only sends the app to the background). */
+export const pressKeys: Generator = actions(() => KEYS.filter((key) => key !== "home").map((key) => PressKey({ key: key as Key })), "pressKeys");
+
+/** The browser's back, forward and reload (web; on Android back is the system back,
+ * forward is not applied, reload restarts the app). */
+export const navigation: Generator = actions(() => [Back(), Forward(), Reload()], "navigation");
+
+/** A ready-made mix of the built-in generators: taps and typing 100, scrolls 50, swipes
+ * 25, double taps and long presses 10, keys 5, navigation 2, waiting 2. */
+export const defaultActions: Generator = weighted(
+  [100, taps], [100, typing], [50, scrolls], [25, swipes], [10, doubleTaps], [10, longPresses],
+  [5, pressKeys], [2, navigation], [2, waitOnce],
+).named("defaultActions");
 
 // ---------------------------------------------------------------- runtime (called by the provider)
 
@@ -351,12 +764,15 @@ function query(kind: number, selector: string): Element[] {
 }
 
 /** `deepFreeze` for a query's answer, whose shape is known: an element's only
- * object is its `bounds` (walking every field costs a call each, for every query
- * of every changed screen). */
+ * objects are its `bounds` and `attrs` (walking every field costs a call each, for
+ * every query of every changed screen). Each element gets its `find`/`findAll`. */
 function freezeElements(elements: Element[]): Element[] {
   for (let i = 0; i < elements.length; i++) {
-    Object.freeze(elements[i].bounds);
-    Object.freeze(elements[i]);
+    const element = elements[i];
+    Object.setPrototypeOf(element, elementMethods);
+    Object.freeze(element.bounds);
+    Object.freeze(element.attrs);
+    Object.freeze(element);
   }
   Object.freeze(elements);
   return elements;
@@ -398,19 +814,30 @@ function unchanged(current: unknown, previous: unknown): boolean {
 
 const ax: Ax = {
   find(selector) {
-    checkSelector(selector);
-    return query(0, selector)[0];
+    checkSelector(selector, "ax.find");
+    return query(0, selectorText(selector))[0];
   },
   findAll(selector) {
-    checkSelector(selector);
-    return query(1, selector).slice();
+    checkSelector(selector, "ax.findAll");
+    return query(1, selectorText(selector)).slice();
   },
 };
 
-function checkSelector(selector: unknown): void {
-  if (typeof selector !== "string" || !isSelector(selector)) {
-    throw new SpecError(`${describe(selector)} is not a selector: use id:, text:, desc:, descPrefix:, testid: or css:`);
-  }
+/** What every element inherits: its own `find` / `findAll`, answered on the host
+ * inside the element (found again in the step's tree by its id, class and bounds). */
+const elementMethods = {
+  find(this: Element, selector: Selector): Element | undefined {
+    checkSelector(selector, "Element.find");
+    return query(4, insideText(this, selector))[0];
+  },
+  findAll(this: Element, selector: Selector): Element[] {
+    checkSelector(selector, "Element.findAll");
+    return query(5, insideText(this, selector)).slice();
+  },
+};
+
+function insideText(element: Element, selector: Selector): string {
+  return JSON.stringify({ within: { id: element.id, class: element.class, bounds: element.bounds }, selector });
 }
 
 function errorMessage(error: unknown): string {
@@ -456,7 +883,7 @@ class SpecDate extends RealDate {
   static now(): number { return currentTime; }
 }
 
-interface Root { gen: Generator; place: Place }
+interface Root { gen: Generator; place: Place; gates: readonly Gate[] }
 /** The generator at each place of the action tree, by place number (0 is the root). */
 let tree: Root[] = [];
 /** The state of the last step, for the host's `generate` calls that follow it. */
@@ -482,6 +909,7 @@ function load(namespace: Record<string, unknown>, seedHi: number, seedLo: number
   const places: PathStep[][] = [];
   tree = [];
   placeTree(gen, [], places, tree);
+  const setup = setupOf(namespace.setup, places);
   const exportedName = new Map<unknown, string>();
   for (const [name, value] of Object.entries(namespace)) exportedName.set(value, name);
   const used = new Set<string>();
@@ -496,7 +924,30 @@ function load(namespace: Record<string, unknown>, seedHi: number, seedLo: number
     predicates: predicates.map((p, id) => ({ id, stack: p.stack })),
     extractors: extractors.map((e, i) => ({ name: names[i], stack: e.stack })),
     places,
+    setup,
   });
+}
+
+/** The `setup` export as the host reads it: a list of actions (dispatched in order), or
+ * a generator whose tree follows the root's in `places` (drawn from until it offers
+ * nothing). */
+function setupOf(value: unknown, places: PathStep[][]): { actions: Action[] } | { place: number } | undefined {
+  if (value === undefined) return undefined;
+  if (value instanceof Generator) {
+    const place = places.length;
+    placeTree(value, [], places, tree);
+    return { place };
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const action = value[i];
+      if (!action || typeof action !== "object" || typeof action.type !== "string") {
+        throw new SpecError(`setup[${i}] is ${describe(action)}, not an action (build actions with Tap(), InputText() and the other constructors)`);
+      }
+    }
+    return { actions: value.slice() };
+  }
+  throw new SpecError(`the exported \`setup\` is ${describe(value)}: export a list of actions or a generator`);
 }
 
 // The snapshots as of the last step: the host sends only the keys whose value
@@ -510,7 +961,7 @@ let screen: Readonly<{ width: number; height: number }> = Object.freeze({ width:
 interface RawState {
   step: number; time: number; screen?: { width: number; height: number };
   snapshots?: Record<string, unknown>; removedSnapshots?: string[]; hierarchyChanged?: boolean;
-  logs?: LogEntry[]; exceptions?: ExceptionInfo[]; lastAction?: unknown; generate?: boolean;
+  logs?: LogEntry[]; exceptions?: ExceptionInfo[]; lastAction?: (Omit<LastAction, "applied"> & { applied?: LastAction["applied"] }) | null; generate?: boolean;
   /** `false`: the extractors' values are not sent back (`uatu check` records none). */
   extractorValues?: boolean;
   /** The predicates not to run from this step on (sent when it changes). */
@@ -541,8 +992,12 @@ function step(raw: RawState): StepResult {
     for (const key in changed) next[key] = deepFreeze(changed[key]);
     snapshots = Object.freeze(next);
   }
+  const sent = raw.lastAction ?? null;
+  // The host leaves `applied` out while nothing is known.
+  if (sent !== null && sent.applied === undefined) sent.applied = "unknown";
+  const lastAction = sent as LastAction | null;
   const state: State = {
-    ax, snapshots, lastAction: raw.lastAction ?? null, logs: raw.logs ?? [],
+    ax, snapshots, lastAction, logs: raw.logs ?? [],
     exceptions: raw.exceptions ?? [], time: raw.time, step: raw.step, screen,
   };
   // Only the extractors whose value changed go back; the host keeps the others.
@@ -592,7 +1047,9 @@ function step(raw: RawState): StepResult {
   const out: Output = { candidates: [], generatorErrors: [] };
   // With `generate: false` the host asks for the branches it draws (`generate`),
   // or for none (a replay dispatches recorded actions).
-  if (raw.generate !== false && tree.length > 0) tree[0].gen.collect(state, tree[0].place, out);
+  if (raw.generate !== false && tree.length > 0 && opens(tree[0].gates, state, tree[0].place, out)) {
+    tree[0].gen.collect(state, tree[0].place, out);
+  }
   doing(0);
   mark(PHASE_RESULT);
   // Empty lists are left out: each value crossing costs.
@@ -618,7 +1075,7 @@ function generate(place: number): Output | undefined {
   const node = tree[place];
   if (node === undefined || stepState === null) throw new Error(`no place ${place} in an action tree of ${tree.length}, or no step yet`);
   const out: Output = { candidates: [], generatorErrors: [] };
-  node.gen.collect(stepState, node.place, out);
+  if (opens(node.gates, stepState, node.place, out)) node.gen.collect(stepState, node.place, out);
   doing(0);
   // A branch that offers nothing (most, gated on the screen) answers nothing.
   return out.candidates.length === 0 && out.generatorErrors.length === 0 ? undefined : out;

@@ -64,7 +64,10 @@ pub async fn tap_desc(client: &mut Client, desc: &str) -> proto::InputResponse {
     let node = find(&root, desc).unwrap_or_else(|| panic!("no element `{desc}` on screen"));
     let point = centre(node);
     client
-        .tap(proto::TapRequest { point: Some(point) })
+        .tap(proto::TapRequest {
+            point: Some(point),
+            element: None,
+        })
         .await
         .expect("Tap")
         .into_inner()
