@@ -15,14 +15,13 @@ import io.grpc.StatusRuntimeException
 import java.nio.file.Files
 import java.nio.file.Path
 import java.util.concurrent.TimeUnit
-import org.junit.jupiter.api.AfterAll
 import org.junit.jupiter.api.AfterEach
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertThrows
 import org.junit.jupiter.api.Assertions.assertTrue
-import org.junit.jupiter.api.BeforeAll
 import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.extension.ExtendWith
 import org.junit.jupiter.api.io.TempDir
 import uatu.driver.v1.DriverOuterClass.AppProcessState
 import uatu.driver.v1.DriverOuterClass.AppStatusRequest
@@ -44,7 +43,8 @@ import uatu.driver.v1.DriverOuterClass.WindowKind
  * path: the sidecar's gRPC service, its device class, a real ADB server (of this
  * class's own), and the fake device's adbd speaking the transport protocol.
  */
-class FailureShapesTest {
+@ExtendWith(AdbServerExtension::class)
+class FailureShapesTest(private val server: AdbServerProcess) {
     private val closing = mutableListOf<AutoCloseable>()
 
     @AfterEach
@@ -240,21 +240,5 @@ class FailureShapesTest {
         }
         assertEquals(Status.Code.FAILED_PRECONDITION, refused.status.code)
         assertTrue("INSTALL_PARSE_FAILED_NOT_APK" in refused.status.description!!, refused.status.description)
-    }
-
-    companion object {
-        private lateinit var server: AdbServerProcess
-
-        @BeforeAll
-        @JvmStatic
-        fun startServer() {
-            server = AdbServerProcess.start()
-        }
-
-        @AfterAll
-        @JvmStatic
-        fun stopServer() {
-            server.close()
-        }
     }
 }
