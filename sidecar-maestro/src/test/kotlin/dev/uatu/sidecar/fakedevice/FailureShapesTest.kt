@@ -23,6 +23,7 @@ import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.extension.ExtendWith
 import org.junit.jupiter.api.io.TempDir
+import uatu.driver.v1.DriverOuterClass.AppInfoRequest
 import uatu.driver.v1.DriverOuterClass.AppProcessState
 import uatu.driver.v1.DriverOuterClass.AppStatusRequest
 import uatu.driver.v1.DriverOuterClass.FocusRequest
@@ -222,6 +223,30 @@ class FailureShapesTest(private val server: AdbServerProcess) {
         // And again while it stays away: the device is not attached, and the message says which.
         val again = assertThrows(StatusRuntimeException::class.java) { sidecar.stub.health(HealthRequest.getDefaultInstance()) }
         assertTrue(daemon.serial in again.status.description!!, again.status.description)
+    }
+
+    @Test
+    fun `the package manager says whether the app is a debug build and which of its runtime permissions are granted`() {
+        fun InProcessSidecar.appInfo() = android.appInfo(AppInfoRequest.newBuilder().setBundleId("app.folio").build())
+        val (_, keeping) = sidecarFor(folioDevice(), fastSettings.copy(grantPermissions = false))
+        keeping.launch()
+        val debug = keeping.appInfo()
+        assertTrue(debug.debuggable)
+        assertEquals(listOf("android.permission.POST_NOTIFICATIONS"), debug.requestedPermissionsList)
+        assertEquals(emptyList<String>(), debug.grantedPermissionsList)
+        assertFalse(debug.grantsPermissions)
+
+        val (_, granting) = sidecarFor(folioDevice().apply { releaseBuilds = setOf("app.folio") })
+        granting.launch()
+        val release = granting.appInfo()
+        assertFalse(release.debuggable)
+        assertEquals(listOf("android.permission.POST_NOTIFICATIONS"), release.grantedPermissionsList)
+        assertTrue(release.grantsPermissions)
+
+        val missing = assertThrows(StatusRuntimeException::class.java) {
+            granting.android.appInfo(AppInfoRequest.newBuilder().setBundleId("app.absent").build())
+        }
+        assertEquals(Status.Code.NOT_FOUND, missing.status.code)
     }
 
     @Test
