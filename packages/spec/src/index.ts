@@ -14,6 +14,14 @@ export interface Element {
 }
 
 export interface LogEntry { time: number; level: string; tag: string; message: string }
+
+/** The window with the input focus (Android): the app's, a system dialog over it
+ * (a permission prompt), its "isn't responding" dialog (an ANR), or another app's
+ * (the app was left). `keyboard`: the soft keyboard is up over the app. */
+export interface FocusedWindow {
+  package: string; title: string; kind: "app" | "system-dialog" | "not-responding" | "other-app";
+  keyboard: boolean;
+}
 export interface ExceptionInfo { class: string; message: string; stack: string; time: number }
 
 /** Selectors: `id:<id>` (exact, or the `<value>` of an Android `…:id/<value>`),
@@ -38,6 +46,8 @@ export interface State {
   time: number;
   step: number;
   screen: { width: number; height: number };
+  /** The focused window, on a device that can tell (Android); undefined elsewhere. */
+  window?: FocusedWindow;
 }
 
 // ---------------------------------------------------------------- actions
@@ -511,6 +521,7 @@ interface RawState {
   step: number; time: number; screen?: { width: number; height: number };
   snapshots?: Record<string, unknown>; removedSnapshots?: string[]; hierarchyChanged?: boolean;
   logs?: LogEntry[]; exceptions?: ExceptionInfo[]; lastAction?: unknown; generate?: boolean;
+  window?: FocusedWindow;
   /** `false`: the extractors' values are not sent back (`uatu check` records none). */
   extractorValues?: boolean;
   /** The predicates not to run from this step on (sent when it changes). */
@@ -544,6 +555,7 @@ function step(raw: RawState): StepResult {
   const state: State = {
     ax, snapshots, lastAction: raw.lastAction ?? null, logs: raw.logs ?? [],
     exceptions: raw.exceptions ?? [], time: raw.time, step: raw.step, screen,
+    window: raw.window,
   };
   // Only the extractors whose value changed go back; the host keeps the others.
   // Without values (`uatu check`) every extractor still runs: predicates, generators
