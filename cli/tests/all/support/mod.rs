@@ -1,5 +1,6 @@
 //! What several test modules share.
 
+pub mod android;
 pub mod folio;
 pub mod http;
 pub mod plugins;
