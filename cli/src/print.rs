@@ -243,8 +243,12 @@ fn run_summary(outcome: &Outcome) {
     print!("{}", verdict_table(&summary.properties));
     println!();
     let counts = &summary.counts;
+    let not_responding = match counts.app_not_responding {
+        0 => String::new(),
+        anrs => format!(", {anrs} app not responding (ANR)"),
+    };
     println!(
-        "{} violated, {} passed, {} inconclusive, {} unmet; {} app crashes, {} spec errors",
+        "{} violated, {} passed, {} inconclusive, {} unmet; {} app crashes{not_responding}, {} spec errors",
         counts.violated,
         counts.passed,
         counts.inconclusive,

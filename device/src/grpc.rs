@@ -1,7 +1,9 @@
 //! The gRPC implementation of [`Driver`]: a tonic client of `proto/driver.proto`,
 //! served by the Maestro sidecar for real devices and by `uatu sim`.
 
+use std::collections::BTreeSet;
 use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -45,6 +47,9 @@ pub struct GrpcDriver {
     android: AndroidDeviceClient<Channel>,
     address: String,
     timeouts: CallTimeouts,
+    /// The `AndroidDevice` calls the server answered `UNIMPLEMENTED` (the simulator's
+    /// server has no such service, an older sidecar lacks a call): not made again.
+    unimplemented: Arc<Mutex<BTreeSet<&'static str>>>,
 }
 
 impl GrpcDriver {
@@ -74,6 +79,7 @@ impl GrpcDriver {
             android: AndroidDeviceClient::new(channel),
             address: addr.to_string(),
             timeouts,
+            unimplemented: Arc::default(),
         })
     }
 
@@ -99,7 +105,17 @@ impl GrpcDriver {
         limit: Duration,
         response: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     ) -> Result<T, DeviceError> {
-        match tokio::time::timeout(limit, response).await {
+        self.answered(call, limit, tokio::time::timeout(limit, response).await)
+    }
+
+    /// A call's answer (or its timeout, `Err(_)`), its failure named by `call` and this device.
+    fn answered<T>(
+        &self,
+        call: &'static str,
+        limit: Duration,
+        answer: Result<Result<tonic::Response<T>, tonic::Status>, tokio::time::error::Elapsed>,
+    ) -> Result<T, DeviceError> {
+        match answer {
             Ok(Ok(response)) => Ok(response.into_inner()),
             Ok(Err(status)) => Err(DeviceError::Call {
                 call,
@@ -124,6 +140,30 @@ impl GrpcDriver {
         let mut android = self.android.clone();
         let response = self.bounded("Install", limit, android.install(request)).await?;
         Ok(response.detail)
+    }
+
+    /// One call of the Android sidecar's own service (`AndroidDevice`), bounded by the
+    /// default limit; `None` when the server does not have that call.
+    async fn android_call<T, F, Fut>(&self, call: &'static str, f: F) -> Result<Option<T>, DeviceError>
+    where
+        F: FnOnce(AndroidDeviceClient<Channel>) -> Fut,
+        Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        if self.unimplemented_calls().contains(call) {
+            return Ok(None);
+        }
+        let limit = self.timeouts.default;
+        match tokio::time::timeout(limit, f(self.android.clone())).await {
+            Ok(Err(status)) if status.code() == tonic::Code::Unimplemented => {
+                self.unimplemented_calls().insert(call);
+                Ok(None)
+            }
+            answer => self.answered(call, limit, answer).map(Some),
+        }
+    }
+
+    fn unimplemented_calls(&self) -> MutexGuard<'_, BTreeSet<&'static str>> {
+        self.unimplemented.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn invalid(&self, call: &'static str, message: impl Into<String>) -> DeviceError {
@@ -706,6 +746,74 @@ impl Driver for GrpcDriver {
             cpu_percent: response.cpu_percent,
             memory_bytes: response.memory_bytes,
         })
+    }
+
+    async fn focus(&self, bundle_id: &str) -> Result<Option<Window>, DeviceError> {
+        let request = proto::FocusRequest {
+            bundle_id: bundle_id.to_string(),
+        };
+        let Some(response) = self
+            .android_call("Focus", |mut c| async move { c.focus(request).await })
+            .await?
+        else {
+            return Ok(None);
+        };
+        let kind = match proto::WindowKind::try_from(response.kind) {
+            Ok(proto::WindowKind::App) => WindowKind::App,
+            Ok(proto::WindowKind::SystemDialog) => WindowKind::SystemDialog,
+            Ok(proto::WindowKind::NotResponding) => WindowKind::NotResponding,
+            Ok(proto::WindowKind::OtherApp) => WindowKind::OtherApp,
+            Ok(proto::WindowKind::Unspecified) | Err(_) => {
+                return Err(self.invalid("Focus", format!("window kind {}", response.kind)));
+            }
+        };
+        Ok(Some(Window {
+            package: response.package,
+            title: response.title,
+            kind,
+            keyboard: response.keyboard_shown,
+        }))
+    }
+
+    async fn app_status(&self, bundle_id: &str) -> Result<Option<AppStatus>, DeviceError> {
+        let request = proto::AppStatusRequest {
+            bundle_id: bundle_id.to_string(),
+        };
+        let Some(response) = self
+            .android_call("AppStatus", |mut c| async move { c.app_status(request).await })
+            .await?
+        else {
+            return Ok(None);
+        };
+        let process = match proto::AppProcessState::try_from(response.state) {
+            Ok(proto::AppProcessState::Foreground) => AppProcess::Foreground,
+            Ok(proto::AppProcessState::Background) => AppProcess::Background,
+            Ok(proto::AppProcessState::NotResponding) => AppProcess::NotResponding,
+            Ok(proto::AppProcessState::Gone) => AppProcess::Gone,
+            Ok(proto::AppProcessState::Unspecified) | Err(_) => {
+                return Err(self.invalid("AppStatus", format!("process state {}", response.state)));
+            }
+        };
+        Ok(Some(AppStatus {
+            process,
+            detail: response.detail,
+            crash: response.crash,
+        }))
+    }
+
+    async fn app_info(&self, bundle_id: &str) -> Result<Option<AppInfo>, DeviceError> {
+        let request = proto::AppInfoRequest {
+            bundle_id: bundle_id.to_string(),
+        };
+        let response = self
+            .android_call("AppInfo", |mut c| async move { c.app_info(request).await })
+            .await?;
+        Ok(response.map(|response| AppInfo {
+            debuggable: response.debuggable,
+            requested_permissions: response.requested_permissions,
+            granted_permissions: response.granted_permissions,
+            grants_permissions: response.grants_permissions,
+        }))
     }
 }
 

@@ -127,4 +127,26 @@ pub trait Driver: Send + Sync {
     async fn health(&self) -> Result<Health, DeviceError>;
     /// The app's current CPU and memory use.
     async fn metrics(&self) -> Result<Metrics, DeviceError>;
+
+    /// The window with the input focus, seen from the app `bundle_id`; `None` from a
+    /// device that cannot tell (the simulator and the web have one app and no system
+    /// windows over it).
+    async fn focus(&self, bundle_id: &str) -> Result<Option<Window>, DeviceError> {
+        let _ = bundle_id;
+        Ok(None)
+    }
+
+    /// Whether the app `bundle_id`'s process is alive, in front, not responding or
+    /// gone: asked when it did not answer a pause. `None` from a device that cannot tell.
+    async fn app_status(&self, bundle_id: &str) -> Result<Option<AppStatus>, DeviceError> {
+        let _ = bundle_id;
+        Ok(None)
+    }
+
+    /// Whether the installed app `bundle_id` is a debug build and which of its runtime
+    /// permissions are granted (`uatu doctor`); `None` from a device that has no such thing.
+    async fn app_info(&self, bundle_id: &str) -> Result<Option<AppInfo>, DeviceError> {
+        let _ = bundle_id;
+        Ok(None)
+    }
 }

@@ -504,3 +504,80 @@ pub struct IdleOutcome {
     /// The device's monotonic clock when the wait ended, ms.
     pub device_time_ms: u64,
 }
+
+/// The window with the input focus, as a device that can tell says it (Android's
+/// window manager); the state's `window`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Window {
+    /// The focused window's package; empty when the window manager does not say.
+    #[serde(default)]
+    pub package: String,
+    /// Its title as the window manager prints it, e.g. `app.folio/app.folio.MainActivity`.
+    #[serde(default)]
+    pub title: String,
+    /// Whose window it is, seen from the app under test.
+    pub kind: WindowKind,
+    /// Whether the soft keyboard is up (over the app's lower part; it does not take the focus).
+    #[serde(default)]
+    pub keyboard: bool,
+}
+
+impl Window {
+    /// Whether the app's own windows are all there is to see: its window has the
+    /// focus and no keyboard covers part of it.
+    pub fn app_alone(&self) -> bool {
+        self.kind == WindowKind::App && !self.keyboard
+    }
+}
+
+/// Whose window has the focus.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WindowKind {
+    /// A window of the app under test.
+    App,
+    /// A system dialog over the app, such as a runtime permission prompt.
+    SystemDialog,
+    /// The system's "isn't responding" dialog for the app, or the system reported an ANR of it.
+    NotResponding,
+    /// Another app, the launcher included: the app was left.
+    OtherApp,
+}
+
+/// The app's process as the device sees it: asked when the app did not answer a pause.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppStatus {
+    /// Alive and in front, left, not responding, or gone.
+    pub process: AppProcess,
+    /// What told it apart: the ANR's reason, the window in front, the crash's first lines.
+    pub detail: String,
+    /// The app's last `FATAL EXCEPTION` since its launch, its stack included; empty when none.
+    pub crash: String,
+}
+
+/// The state of the app's process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AppProcess {
+    /// Alive, its window in front.
+    Foreground,
+    /// Alive, another window in front: the app was left (Android 14+ freezes it).
+    Background,
+    /// Alive, and the system reported that it is not responding (an ANR).
+    NotResponding,
+    /// No process: it crashed, or was killed.
+    Gone,
+}
+
+/// What `uatu doctor` checks of the installed app (Android: `dumpsys package`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppInfo {
+    /// A debug build (its package flags include `DEBUGGABLE`).
+    pub debuggable: bool,
+    /// The runtime permissions it requests.
+    pub requested_permissions: Vec<String>,
+    /// Those of them granted now.
+    pub granted_permissions: Vec<String>,
+    /// Whether the driver grants the requested ones at each launch (not `--no-grant-permissions`).
+    pub grants_permissions: bool,
+}

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use uatu_device::Driver;
+use uatu_device::{AppInfo, Driver};
 
 use crate::devices::{self, DeviceChoice};
 
@@ -13,8 +13,9 @@ pub use crate::devices::Check;
 
 /// Checks what the device kind needs before connecting ([`devices::DeviceKind::preflight`]),
 /// connects `device` as a run would, launches `bundle_id`, and checks each part
-/// in turn: the driver, its health, launch, hierarchy, screenshot, the SDK's HELLO
-/// and one PAUSE/STATE/RESUME. Stops at the first part that cannot be reached.
+/// in turn: the driver, its health, launch, what the device says of the installed app
+/// (on Android: a debug build, its runtime permissions), hierarchy, screenshot, the
+/// SDK's HELLO and one PAUSE/STATE/RESUME. Stops at the first part that cannot be reached.
 pub async fn check_device(device: &DeviceChoice, bundle_id: &str) -> Vec<Check> {
     let mut checks = device.kind().preflight();
     if checks.iter().any(|check| !check.passed) {
@@ -49,6 +50,13 @@ pub async fn check_device(device: &DeviceChoice, bundle_id: &str) -> Vec<Check> 
             .map(|_| format!("started {bundle_id}"))
             .map_err(|e| e.to_string()),
     ));
+    if checks.last().is_some_and(|check| check.passed) {
+        match driver.app_info(bundle_id).await {
+            Ok(Some(info)) => checks.extend(app_checks(bundle_id, &info)),
+            Ok(None) => {}
+            Err(error) => checks.push(Check::of("app", Err(error.to_string()))),
+        }
+    }
     checks.push(Check::of(
         "hierarchy",
         driver
@@ -115,6 +123,51 @@ pub async fn check_device(device: &DeviceChoice, bundle_id: &str) -> Vec<Check> 
         checks.push(Check::of("stop", Err(error.to_string())));
     }
     checks
+}
+
+/// What a device says of the installed app: a debug build (the SDK does nothing in a
+/// release build), and its runtime permissions granted (or, when the driver does not
+/// grant them, that their prompts will stand over the app).
+fn app_checks(bundle_id: &str, info: &AppInfo) -> [Check; 2] {
+    let debuggable = Check::of(
+        "debuggable",
+        if info.debuggable {
+            Ok(format!("{bundle_id} is a debug build"))
+        } else {
+            Err(format!(
+                "{bundle_id} is not debuggable (a release build): the uatu SDK does nothing in it; install the debug build (docs/sdk-android.md)"
+            ))
+        },
+    );
+    let missing: Vec<&str> = info
+        .requested_permissions
+        .iter()
+        .filter(|permission| !info.granted_permissions.contains(permission))
+        .map(String::as_str)
+        .collect();
+    let permissions = Check::of(
+        "permissions",
+        match (
+            info.requested_permissions.len(),
+            missing.is_empty(),
+            info.grants_permissions,
+        ) {
+            (0, _, _) => Ok("no runtime permission requested".to_string()),
+            (requested, true, _) => Ok(format!(
+                "{requested} runtime permission(s) requested, all granted: {}",
+                info.requested_permissions.join(", ")
+            )),
+            (_, false, false) => Ok(format!(
+                "not granted (--no-grant-permissions): {}; their prompts will stand over the app",
+                missing.join(", ")
+            )),
+            (_, false, true) => Err(format!(
+                "not granted although the launch grants them: {} (the system refused `pm grant`); grant them in the device's settings, or pass --no-grant-permissions and let the spec answer the prompts",
+                missing.join(", ")
+            )),
+        },
+    );
+    [debuggable, permissions]
 }
 
 /// A tool a real Android device needs on this machine, and whether it is on the PATH.

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::action::ResolvedAction;
-use uatu_device::model::{ExceptionInfo, LogEntry, Node, ScreenSize};
+use uatu_device::model::{ExceptionInfo, LogEntry, Node, ScreenSize, Window};
 
 /// One step's state. Its JSON form is the `state` of a trace record and the
 /// input of a spec step (see `docs/trace-format.md`).
@@ -32,4 +32,8 @@ pub struct State {
     /// The action dispatched at the end of the previous step.
     #[serde(default)]
     pub last_action: Option<ResolvedAction>,
+    /// The window with the input focus, from a device that can tell (Android): the
+    /// app's, a system dialog over it, its ANR dialog, or another app's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<Window>,
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::cli::uatu;
-use crate::support::built_sidecar_jar;
+use crate::support::android::{built_jar, fake_device_copy, single_run_dir, steps_of};
 
 /// Processes whose command line mentions `needle` (a path unique to one test).
 fn processes_mentioning(needle: &str) -> Vec<String> {
@@ -27,7 +27,7 @@ fn doctor_drives_the_fake_android_device_through_the_sidecar_jar_and_stops_it() 
     let dir = tempfile::tempdir().expect("temp dir");
     // A copy at a path of this test's own, to find the sidecar process by.
     let jar = dir.path().join("sidecar-maestro.jar");
-    std::fs::copy(built_sidecar_jar(), &jar).expect("copies the JAR");
+    std::fs::copy(built_jar(), &jar).expect("copies the JAR");
     let jar_text = jar.display().to_string();
 
     let (code, stdout, stderr) = uatu(&[
@@ -57,6 +57,15 @@ fn doctor_drives_the_fake_android_device_through_the_sidecar_jar_and_stops_it() 
         "{stdout}"
     );
     assert!(passed("launch", "started app.folio"), "{stdout}");
+    // What the package manager says of the installed app, after the launch granted its permission.
+    assert!(passed("debuggable", "app.folio is a debug build"), "{stdout}");
+    assert!(
+        passed(
+            "permissions",
+            "1 runtime permission(s) requested, all granted: android.permission.POST_NOTIFICATIONS"
+        ),
+        "{stdout}"
+    );
     // The fake device's Folio accounts screen, parsed from its UIAutomator dump.
     assert!(passed("hierarchy", "16 nodes on a 1080x2424 screen"), "{stdout}");
     assert!(passed("screenshot", "270x606 PNG"), "{stdout}");
@@ -78,6 +87,50 @@ fn doctor_drives_the_fake_android_device_through_the_sidecar_jar_and_stops_it() 
         processes_mentioning(&jar_text),
         Vec::<String>::new(),
         "the sidecar outlived uatu"
+    );
+}
+
+/// `uatu doctor --device android` on the sidecar's fake device `fake_device`, with `extra` flags.
+fn doctor_on(fake_device: &str, extra: &[&str]) -> (i32, String, String) {
+    let jar = built_jar().display().to_string();
+    let mut args = vec![
+        "doctor",
+        "--device",
+        "android",
+        "--sidecar",
+        &jar,
+        "--sidecar-fake-device",
+        fake_device,
+    ];
+    args.extend_from_slice(extra);
+    uatu(&args)
+}
+
+#[test]
+fn doctor_fails_a_release_build_and_says_which_permissions_it_lacks() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let device = fake_device_copy(dir.path(), "release-builds=app.folio\n");
+    let (code, stdout, stderr) = doctor_on(device.to_str().expect("utf-8 path"), &["--no-grant-permissions"]);
+    assert_eq!(code, 3, "{stdout}\n{stderr}");
+    let line = |name: &str| {
+        stdout
+            .lines()
+            .find(|line| line.contains(name))
+            .unwrap_or_else(|| panic!("no {name} line: {stdout}"))
+            .to_owned()
+    };
+    let debuggable = line("debuggable");
+    assert!(
+        debuggable.starts_with('✗') && debuggable.contains("app.folio is not debuggable"),
+        "{stdout}"
+    );
+    // Not granted, as asked: said, not a failure.
+    let permissions = line("permissions");
+    assert!(
+        permissions.starts_with('✓')
+            && permissions
+                .contains("not granted (--no-grant-permissions): android.permission.POST_NOTIFICATIONS"),
+        "{stdout}"
     );
 }
 
@@ -103,16 +156,7 @@ fn a_missing_sidecar_jar_says_how_to_build_it() {
 fn a_sidecar_that_cannot_start_its_device_reports_the_sidecars_words() {
     let dir = tempfile::tempdir().expect("temp dir");
     let missing = dir.path().join("no-such-device").display().to_string();
-    let jar = built_sidecar_jar().display().to_string();
-    let (code, stdout, _) = uatu(&[
-        "doctor",
-        "--device",
-        "android",
-        "--sidecar",
-        &jar,
-        "--sidecar-fake-device",
-        &missing,
-    ]);
+    let (code, stdout, _) = doctor_on(&missing, &[]);
     assert_eq!(code, 3, "{stdout}");
     assert!(
         stdout
@@ -139,7 +183,7 @@ fn run_on_fake_device(fake_device: &str, extra: &[&str]) -> (i32, String, Vec<Va
     let spec = dir.path().join("spec.ts");
     std::fs::write(&spec, FAKE_APP_SPEC).expect("writes the spec");
     let runs = dir.path().join("runs");
-    let jar = built_sidecar_jar().display().to_string();
+    let jar = built_jar().display().to_string();
     let mut args = vec![
         "run",
         "--spec",
@@ -159,24 +203,14 @@ fn run_on_fake_device(fake_device: &str, extra: &[&str]) -> (i32, String, Vec<Va
     ];
     args.extend_from_slice(extra);
     let (code, _stdout, stderr) = uatu(&args);
-    let run_dir = std::fs::read_dir(&runs)
-        .ok()
-        .and_then(|mut entries| entries.next())
-        .and_then(Result::ok)
-        .map(|entry| entry.path());
+    let run_dir = single_run_dir(&runs);
     let read = |name: &str| {
         run_dir
             .as_ref()
             .and_then(|dir| std::fs::read_to_string(dir.join(name)).ok())
             .unwrap_or_default()
     };
-    let steps = run_dir
-        .as_ref()
-        .and_then(|dir| uatu::trace::read_steps(dir).ok())
-        .unwrap_or_default()
-        .iter()
-        .map(|record| serde_json::to_value(record).expect("a record is JSON"))
-        .collect();
+    let steps = steps_of(run_dir.as_deref());
     let written = format!(
         "{}\n{}\n{}",
         read("meta.json"),

@@ -699,3 +699,18 @@ async fn a_server_that_goes_away_fails_calls_with_the_call_named() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn a_server_without_the_android_service_cannot_tell_the_window_the_process_or_the_app() {
+    // The simulator's server, like this one, serves `Driver` only: the `AndroidDevice`
+    // calls answer UNIMPLEMENTED, which the client takes as "this device cannot tell".
+    let (addr, _app) = serve(Quirks::default()).await;
+    let driver = GrpcDriver::connect(&addr.to_string(), CallTimeouts::default())
+        .await
+        .expect("connects");
+    for _ in 0..2 {
+        assert_eq!(driver.focus("app.folio").await.expect("focus"), None);
+        assert_eq!(driver.app_status("app.folio").await.expect("app_status"), None);
+        assert_eq!(driver.app_info("app.folio").await.expect("app_info"), None);
+    }
+}

@@ -16,8 +16,8 @@ use uatu_device::model::Node;
 use uatu_device::selector::{FIELD_KEYS, STATE_KEYS, Selector};
 use uatu_device::sidecar::{SidecarCommand, SidecarProcess};
 
+use crate::support::android::{built_jar, fake_device_copy};
 use crate::support::plugins::repo_root;
-use crate::support::{built_sidecar_jar, builtin_fake_device_copy};
 
 /// How a found element is named in the tables: its id, else its text, its description,
 /// its class (the first that is not empty).
@@ -279,7 +279,7 @@ fn every_key_is_in_a_table() {
 
 /// A fake device (a copy of the built-in one) whose app shows the real dump.
 fn fixture_device(dir: &Path) -> PathBuf {
-    let device = builtin_fake_device_copy(dir);
+    let device = fake_device_copy(dir, "");
     std::fs::copy(
         repo_root().join("sidecar-maestro/src/test/resources/dumps/openweather-home.xml"),
         device.join("openweather-home.xml"),
@@ -301,7 +301,7 @@ fn fixture_device(dir: &Path) -> PathBuf {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_matcher_on_a_real_uiautomator_dump_through_the_sidecar() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut command = SidecarCommand::new(built_sidecar_jar());
+    let mut command = SidecarCommand::new(built_jar());
     command.fake_device = Some(fixture_device(dir.path()).display().to_string());
     let sidecar = SidecarProcess::start(&command).await.expect("the sidecar starts");
     let hierarchy = async {

@@ -96,7 +96,7 @@ impl Hello {
 }
 
 /// The app's answer to one PAUSE: its state at a safe point of its main loop.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct AgentState {
     /// The id of the PAUSE this answers.
     pub id: u64,

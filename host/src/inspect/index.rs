@@ -28,6 +28,9 @@ pub struct StepMark {
     /// The app crashed or its SDK connection dropped.
     #[serde(skip_serializing_if = "is_false")]
     pub crash: bool,
+    /// The system reported the app not responding (an ANR).
+    #[serde(skip_serializing_if = "is_false")]
+    pub anr: bool,
     /// The host relaunched the app.
     #[serde(skip_serializing_if = "is_false")]
     pub relaunch: bool,
@@ -59,6 +62,7 @@ impl StepMark {
             violations: Vec::new(),
             exceptions: record.state.exceptions.len(),
             crash: false,
+            anr: false,
             relaunch: false,
             errors: 0,
             diverged: false,
@@ -68,6 +72,7 @@ impl StepMark {
             match event {
                 Event::Violation { property } => mark.violations.push(property.clone()),
                 Event::AppDisconnected { .. } => mark.crash = true,
+                Event::AppNotResponding { .. } => mark.anr = true,
                 Event::AppRelaunched => mark.relaunch = true,
                 Event::PredicateError { .. }
                 | Event::ExtractorError { .. }

@@ -2,7 +2,7 @@
 //! limit, a violation (when asked), Ctrl-C or a failure, and sum it up.
 //!
 //! A step is five phases, each its own function:
-//! [`Session::capture`] (idle, hierarchy, screenshot, logs, and the app paused) →
+//! [`Session::capture`] (idle, focused window, hierarchy, screenshot, logs, and the app paused) →
 //! [`Session::evaluate`] (with the app paused: extractor plugins, spec, LTL) →
 //! [`Session::choose`] (strategy) → [`Session::record`] (trace, sinks) →
 //! [`Session::dispatch`] (the action, after the app is resumed).
@@ -19,7 +19,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use uatu_device::agent::{AgentError, AgentListener, AgentState};
 use uatu_device::{
-    DeviceError, Driver, Hierarchy, InputOutcome, Key, LogLevel, Navigation, Screenshot, Touch,
+    AppProcess, AppStatus, DeviceError, Driver, Hierarchy, InputOutcome, Key, LogLevel, Navigation,
+    Screenshot, Touch, Window, WindowKind,
 };
 
 use crate::action::{Action, Applied, Candidate, LONG_PRESS_MILLIS, ResolvedAction, SWIPE_MILLIS};
@@ -318,6 +319,24 @@ enum Sighting {
     Paused(Result<AgentState, AgentError>, Duration),
 }
 
+/// Why the app gave no state at a step.
+enum Unanswered {
+    /// Its window was not in front (another app, its ANR dialog): it was not asked.
+    NotAsked,
+    /// It did not answer the pause.
+    Silent(AgentError),
+}
+
+/// What the device says became of an app that gave no state.
+enum AppFate {
+    /// Alive with another app in front: the step goes on without the app's state.
+    Left,
+    /// Alive and not responding (an ANR), with what the device said.
+    NotResponding(String),
+    /// Gone, or it cannot be told otherwise: a crash, with why.
+    Gone(String),
+}
+
 /// What a step decided while the app was paused.
 struct Decision {
     action: Option<ResolvedAction>,
@@ -525,15 +544,25 @@ impl Session<'_> {
         let time = observed.time;
         let app_state = match paused {
             Ok(app_state) => app_state,
-            Err(error) => {
-                let screen = screen_name(&observed.state);
-                self.app_gone(index, observed, error, events, metrics).await?;
-                return Ok((time, screen));
-            }
+            Err(unanswered) => match self.app_fate(unanswered, &mut events).await {
+                // Nothing of the app's this step; the spec and the strategy see the window in front.
+                AppFate::Left => AgentState::default(),
+                AppFate::NotResponding(detail) => {
+                    let screen = screen_name(&observed.state);
+                    self.not_responding(index, observed, detail, events, metrics)
+                        .await?;
+                    return Ok((time, screen));
+                }
+                AppFate::Gone(reason) => {
+                    let screen = screen_name(&observed.state);
+                    self.app_gone(index, observed, reason, events, metrics).await?;
+                    return Ok((time, screen));
+                }
+            },
         };
 
         let (decided, screen) = self
-            .while_paused(index, observed, app_state, events, metrics)
+            .while_paused(index, observed, app_state, events, metrics, true)
             .await;
         let action = decided?.action;
 
@@ -575,31 +604,43 @@ impl Session<'_> {
         Ok((time, screen))
     }
 
-    /// Capture: wait for idle, then read the hierarchy, a screenshot, the logs and
-    /// the device's metrics together, and pause the app for its state (the pause's
-    /// answer is returned beside the observation: an app that is gone is not a failed step).
+    /// Capture: wait for idle, read the focused window, then read the hierarchy,
+    /// a screenshot, the logs and the device's metrics together, and pause the app
+    /// for its state (the pause's answer is returned beside the observation: an app
+    /// that is gone is not a failed step).
     ///
     /// The hierarchy is the app's own, asked for with the pause, when its SDK
-    /// advertised that it reads its windows and `hierarchy` is `auto`; the driver's
-    /// dump otherwise, and when the app sends none or no window of its own (another
-    /// app in front, or the app gone; a system dialog over the app's window is not
-    /// seen, docs/devices.md). Without the app's hierarchy the driver's dump is taken
-    /// first and the app paused after it, as the simulator has always been.
-    /// A timeout is retried once; a missing screenshot or log read is recorded and
-    /// the step goes on.
+    /// advertised that it reads its windows, `hierarchy` is `auto`, and the app's
+    /// window is all there is to see (the device says so, or cannot tell); the
+    /// driver's dump otherwise (a system dialog or the keyboard over the app, another
+    /// app in front; on Android the dump of all windows), and when the app sends none
+    /// or no window of its own. Without the app's hierarchy the driver's dump is taken
+    /// first and the app paused after it, as the simulator has always been. The app is
+    /// not paused when another app or its ANR dialog is in front: it cannot answer.
+    /// A timeout is retried once; a missing screenshot, window or log read is
+    /// recorded and the step goes on.
     async fn capture(
         &mut self,
         index: u64,
         events: &mut Vec<Event>,
         metrics: &mut StepMetrics,
-    ) -> Result<(Observation, Result<AgentState, AgentError>), StepFailure> {
+    ) -> Result<(Observation, Result<AgentState, Unanswered>), StepFailure> {
         let capture_started = Instant::now();
         let idle = retry_once(events, "WaitForIdle", || self.driver.wait_for_idle(IDLE_TIMEOUT))
             .await
             .map_err(StepFailure::device)?;
+        // The window in front of the settled screen (a device runs one command at a time).
+        let window = given_up_as_none(events, "Focus", self.driver.focus(&self.config.bundle_id).await);
         let time = idle.device_time_ms.saturating_sub(self.device_start_ms);
+        // A system dialog or the keyboard over the app leaves the app running; another
+        // app in front has frozen it (Android 14+), and its ANR dialog says it is stuck.
+        let app_can_answer = window
+            .as_ref()
+            .is_none_or(|window| matches!(window.kind, WindowKind::App | WindowKind::SystemDialog));
         let app_reads_hierarchy = self.app_reads_hierarchy();
-        let from_app = app_reads_hierarchy && self.config.hierarchy == HierarchyMode::Auto;
+        let from_app = app_reads_hierarchy
+            && self.config.hierarchy == HierarchyMode::Auto
+            && window.as_ref().is_none_or(Window::app_alone);
         let (sighting, screenshot, logs, device_metrics) = tokio::join!(
             async {
                 if from_app {
@@ -646,14 +687,7 @@ impl Session<'_> {
                 None,
             ),
         };
-        let logs = logs.unwrap_or_else(|error| {
-            events.push(Event::DeviceRetry {
-                call: "RecentLogs".into(),
-                error: error.to_string(),
-                gave_up: true,
-            });
-            Vec::new()
-        });
+        let logs = given_up_as_none(events, "RecentLogs", logs.map(Some)).unwrap_or_default();
         if let Some(last) = logs.iter().map(|entry| entry.time).max() {
             self.last_log_ms = self.last_log_ms.max(last);
         }
@@ -682,14 +716,15 @@ impl Session<'_> {
         };
         metrics.capture_us = capture_started.elapsed().as_micros() as u64;
         let paused = match paused {
-            Some(paused) => paused,
+            Some(paused) => paused.map_err(Unanswered::Silent),
+            None if !app_can_answer => Err(Unanswered::NotAsked),
             None => {
                 let agent_started = Instant::now();
                 let paused = self.agent.pause(PAUSE_TIMEOUT).await;
                 if paused.is_ok() {
                     metrics.agent_us = agent_started.elapsed().as_micros() as u64;
                 }
-                paused
+                paused.map_err(Unanswered::Silent)
             }
         };
         let observation = Observation {
@@ -700,6 +735,7 @@ impl Session<'_> {
                 screen: hierarchy.screen,
                 hierarchy: hierarchy.root,
                 logs,
+                window,
                 ..State::default()
             },
             // Said only where there was a choice, so traces of apps without it stay as they were.
@@ -735,22 +771,109 @@ impl Session<'_> {
         }
     }
 
-    /// The app did not answer PAUSE (a crash, process death): record the step as
-    /// observed, bring the app back, and go on.
+    /// Asks the device what became of an app that gave no state: alive with another
+    /// app in front (left), alive and not responding (an ANR: the system said so, or
+    /// the app's main thread did not reach the pause in [`PAUSE_TIMEOUT`], Android's own
+    /// input ANR threshold, with its window in front), or gone (a crash). A device that
+    /// cannot tell makes an unanswered pause a crash, as it always was.
+    async fn app_fate(&self, unanswered: Unanswered, events: &mut Vec<Event>) -> AppFate {
+        let status = given_up_as_none(
+            events,
+            "AppStatus",
+            self.driver.app_status(&self.config.bundle_id).await,
+        );
+        match (unanswered, status) {
+            (
+                _,
+                Some(AppStatus {
+                    process: AppProcess::NotResponding,
+                    detail,
+                    ..
+                }),
+            ) => AppFate::NotResponding(detail),
+            (
+                _,
+                Some(AppStatus {
+                    process: AppProcess::Background,
+                    ..
+                }),
+            ) => AppFate::Left,
+            (
+                Unanswered::Silent(error @ AgentError::PauseTimeout { .. }),
+                Some(AppStatus {
+                    process: AppProcess::Foreground,
+                    detail,
+                    ..
+                }),
+            ) => AppFate::NotResponding(format!(
+                "{error} with its window in front ({detail}): its main thread is stuck"
+            )),
+            // Not asked since it was not in front; back in front by now, or unknown.
+            (
+                Unanswered::NotAsked,
+                None
+                | Some(AppStatus {
+                    process: AppProcess::Foreground,
+                    ..
+                }),
+            ) => AppFate::Left,
+            (Unanswered::NotAsked, Some(status)) => AppFate::Gone(status.detail),
+            (Unanswered::Silent(error), Some(status)) if !status.detail.is_empty() => {
+                AppFate::Gone(format!("{error}; the device says: {}", status.detail))
+            }
+            (Unanswered::Silent(error), _) => AppFate::Gone(error.to_string()),
+        }
+    }
+
+    /// The app is alive but not responding (an ANR): the step is evaluated with the
+    /// window saying so (what `noAnr` reads), nothing is dispatched on it, and the app
+    /// is relaunched so that the run goes on.
+    async fn not_responding(
+        &mut self,
+        index: u64,
+        mut observed: Observation,
+        detail: String,
+        mut events: Vec<Event>,
+        metrics: StepMetrics,
+    ) -> Result<(), StepFailure> {
+        // Said by the system log before its dialog shows: the state says it too.
+        if observed
+            .state
+            .window
+            .as_ref()
+            .is_none_or(|window| window.kind != WindowKind::NotResponding)
+        {
+            observed.state.window = Some(Window {
+                package: self.config.bundle_id.clone(),
+                title: detail.lines().next().unwrap_or_default().to_owned(),
+                kind: WindowKind::NotResponding,
+                keyboard: false,
+            });
+        }
+        events.push(Event::AppNotResponding { detail });
+        self.counts.app_not_responding += 1;
+        self.launch(false).await.map_err(StepFailure::Device)?;
+        events.push(Event::AppRelaunched);
+        let (decided, _) = self
+            .while_paused(index, observed, AgentState::default(), events, metrics, false)
+            .await;
+        decided.map(|_| ())
+    }
+
+    /// The app did not answer PAUSE and is gone (a crash, process death): record the
+    /// step as observed, bring the app back, and go on.
     async fn app_gone(
         &mut self,
         index: u64,
         observed: Observation,
-        error: uatu_device::agent::AgentError,
+        reason: String,
         mut events: Vec<Event>,
         metrics: StepMetrics,
     ) -> Result<(), StepFailure> {
         let mut state = observed.state;
         // Kept for the next step too: it is what led to the crash.
         state.last_action = self.last_action.clone();
-        events.push(Event::AppDisconnected {
-            reason: error.to_string(),
-        });
+        events.push(Event::AppDisconnected { reason });
         self.counts.app_crashes += 1;
         self.launch(false).await.map_err(StepFailure::Device)?;
         events.push(Event::AppRelaunched);
@@ -771,7 +894,8 @@ impl Session<'_> {
         blocking(|| self.record(&record))
     }
 
-    /// The phases that run while the app is paused: evaluate, choose, record.
+    /// The phases that run while the app is paused: evaluate, choose (unless
+    /// `choose` is false: nothing is to be dispatched on this screen), record.
     /// The app is resumed on every way out, the errors included.
     async fn while_paused(
         &mut self,
@@ -780,6 +904,7 @@ impl Session<'_> {
         app_state: AgentState,
         mut events: Vec<Event>,
         mut metrics: StepMetrics,
+        choose: bool,
     ) -> (Result<Decision, StepFailure>, String) {
         let Observation {
             time,
@@ -797,7 +922,11 @@ impl Session<'_> {
         let decided = blocking(|| {
             let spec_step = self.evaluate(&mut state, screenshot.as_ref(), &mut events, &mut metrics)?;
             let plugins_started = Instant::now();
-            let (action, candidates) = self.choose(spec_step.candidates, &state, &mut events)?;
+            let (action, candidates) = if choose {
+                self.choose(spec_step.candidates, &state, &mut events)?
+            } else {
+                (None, 0)
+            };
             metrics.plugins_us += plugins_started.elapsed().as_micros() as u64;
             let record = StepRecord {
                 step: index,
@@ -1206,6 +1335,23 @@ struct Evaluated {
 }
 
 /// Calls `call`; a timeout is recorded and retried once.
+/// The answer of a device call the step can do without (it says what the device cannot
+/// tell as `None` too): a failure is recorded as given up, and the step goes on without it.
+fn given_up_as_none<T>(
+    events: &mut Vec<Event>,
+    call: &str,
+    answer: Result<Option<T>, DeviceError>,
+) -> Option<T> {
+    answer.unwrap_or_else(|error| {
+        events.push(Event::DeviceRetry {
+            call: call.into(),
+            error: error.to_string(),
+            gave_up: true,
+        });
+        None
+    })
+}
+
 async fn retry_once<T, F, Fut>(events: &mut Vec<Event>, name: &str, call: F) -> Result<T, DeviceError>
 where
     F: Fn() -> Fut,

@@ -497,6 +497,9 @@ struct JsState<'a> {
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     exceptions: &'a [uatu_device::model::ExceptionInfo],
     last_action: &'a Option<crate::action::ResolvedAction>,
+    /// The focused window, from a device that can tell.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    window: Option<&'a uatu_device::model::Window>,
     /// Whether the generators run (`false`: only extractors and predicates).
     generate: bool,
     /// Whether the extractors' changed values come back (`false`: none do).
@@ -821,6 +824,7 @@ impl SpecInstance {
             logs: &state.logs,
             exceptions: &state.exceptions,
             last_action: &state.last_action,
+            window: state.window.as_ref(),
             generate: self.generators,
             extractor_values: self.extractor_values,
             skip_predicates: self.skip_predicates.as_deref(),

@@ -635,6 +635,10 @@ fn update_state(
                 state.state.coverage = read(fields, "coverage")?.flatten();
                 true
             }
+            ("state", Some("window"), _) => {
+                state.state.window = read(fields, "window")?.flatten();
+                true
+            }
             // The whole state, the whole of its snapshots, or a field it does not have.
             ("state", _, _) => false,
             // The rest of the record (extractor values, properties, metrics…).

@@ -162,6 +162,13 @@ pub enum Event {
         /// Why the connection ended, as the device layer saw it.
         reason: String,
     },
+    /// The app's process was alive but the system reported it not responding (an
+    /// ANR: its ANR dialog in front, or `ANR in <package>` in the system log); the step
+    /// was evaluated (`noAnr` sees it) and the app relaunched.
+    AppNotResponding {
+        /// What the device said: the ANR's reason, or its dialog's title.
+        detail: String,
+    },
     /// The host relaunched the app.
     AppRelaunched,
     /// A device call failed and was retried or given up.
@@ -316,6 +323,9 @@ pub struct Counts {
     pub unmet: usize,
     /// Times the app crashed or its SDK connection dropped.
     pub app_crashes: usize,
+    /// Times the system reported the app not responding (ANRs).
+    #[serde(default)]
+    pub app_not_responding: usize,
     /// Steps at which no action was eligible to dispatch.
     pub no_action_steps: u64,
     /// Spec errors (predicate, extractor and generator errors) over the run.

@@ -455,11 +455,11 @@ fn a_range_of_steps_is_read_without_the_rest_and_stops_at_a_torn_line() {
 
 /// A record whose state changes, from one step to the next, each field a state has:
 /// snapshots added, removed, changed within (one under a key that needs escaping in
-/// a pointer), logs, exceptions, the screen, coverage, the last action (the action
-/// before it), the hierarchy, and whether the spec was evaluated.
+/// a pointer), logs, exceptions, the screen, coverage, the focused window, the last
+/// action (the action before it), the hierarchy, and whether the spec was evaluated.
 fn record_changing_every_field(step: u64) -> StepRecord {
     use crate::action::{Action, ResolvedAction};
-    use uatu_device::model::{ExceptionInfo, LogEntry, LogLevel, Node, ScreenSize};
+    use uatu_device::model::{ExceptionInfo, LogEntry, LogLevel, Node, ScreenSize, Window, WindowKind};
     let mut record = varied_record(step);
     let state = &mut record.state;
     state.snapshots.insert(
@@ -487,6 +487,16 @@ fn record_changing_every_field(step: u64) -> StepRecord {
         height: if step < 40 { 2400 } else { 1920 },
     };
     state.coverage = (step % 4 == 1).then(|| vec![format!("probe{}", step % 3)]);
+    state.window = (step % 7 != 3).then(|| Window {
+        package: "app.folio".into(),
+        title: "app.folio/app.folio.MainActivity".into(),
+        kind: if step % 7 == 5 {
+            WindowKind::OtherApp
+        } else {
+            WindowKind::App
+        },
+        keyboard: step % 7 == 6,
+    });
     state.hierarchy = Node {
         text: format!("screen {}", step % 11),
         ..Node::default()

@@ -23,6 +23,14 @@ export interface Element {
 }
 
 export interface LogEntry { time: number; level: string; tag: string; message: string }
+
+/** The window with the input focus (Android): the app's, a system dialog over it
+ * (a permission prompt), its "isn't responding" dialog (an ANR), or another app's
+ * (the app was left). `keyboard`: the soft keyboard is up over the app. */
+export interface FocusedWindow {
+  package: string; title: string; kind: "app" | "system-dialog" | "not-responding" | "other-app";
+  keyboard: boolean;
+}
 export interface ExceptionInfo { class: string; message: string; stack: string; time: number }
 
 /** A string selector: `kind:value` with kind `id` (exact, or the `<value>` of an
@@ -63,6 +71,8 @@ export interface State {
   time: number;
   step: number;
   screen: { width: number; height: number };
+  /** The focused window, on a device that can tell (Android); undefined elsewhere. */
+  window?: FocusedWindow;
 }
 
 /** What the host dispatched at the end of the previous step (the trace's `action`). */
@@ -962,6 +972,7 @@ interface RawState {
   step: number; time: number; screen?: { width: number; height: number };
   snapshots?: Record<string, unknown>; removedSnapshots?: string[]; hierarchyChanged?: boolean;
   logs?: LogEntry[]; exceptions?: ExceptionInfo[]; lastAction?: (Omit<LastAction, "applied"> & { applied?: LastAction["applied"] }) | null; generate?: boolean;
+  window?: FocusedWindow;
   /** `false`: the extractors' values are not sent back (`uatu check` records none). */
   extractorValues?: boolean;
   /** The predicates not to run from this step on (sent when it changes). */
@@ -999,6 +1010,7 @@ function step(raw: RawState): StepResult {
   const state: State = {
     ax, snapshots, lastAction, logs: raw.logs ?? [],
     exceptions: raw.exceptions ?? [], time: raw.time, step: raw.step, screen,
+    window: raw.window,
   };
   // Only the extractors whose value changed go back; the host keeps the others.
   // Without values (`uatu check`) every extractor still runs: predicates, generators

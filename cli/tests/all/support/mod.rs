@@ -1,5 +1,6 @@
 //! What several test modules share.
 
+pub mod android;
 pub mod folio;
 pub mod http;
 pub mod plugins;
@@ -29,30 +30,4 @@ pub fn installed_tool(name: &str) -> std::path::PathBuf {
                 .find(|file| file.is_file())
         })
         .unwrap_or_else(|| panic!("{name} is not installed: run dev/setup"))
-}
-
-/// The sidecar JAR that `mvn -B -q package -pl sidecar-maestro -am` (at the root) builds;
-/// a panic says how to build it.
-pub fn built_sidecar_jar() -> std::path::PathBuf {
-    let jar = plugins::repo_root().join("sidecar-maestro/target/sidecar-maestro.jar");
-    assert!(
-        jar.is_file(),
-        "{} is missing: build it with `mvn -B -q package -DskipTests -pl sidecar-maestro -am` (dev/test builds it)",
-        jar.display()
-    );
-    jar
-}
-
-/// A copy of the sidecar's built-in fake device (`--fake-device builtin`) in `dir/device`,
-/// for a test to change; returns that directory.
-pub fn builtin_fake_device_copy(dir: &std::path::Path) -> std::path::PathBuf {
-    let builtin = plugins::repo_root().join("sidecar-maestro/src/main/resources/fake-device");
-    let device = dir.join("device");
-    std::fs::create_dir(&device).expect("creates the device directory");
-    for entry in std::fs::read_dir(&builtin).expect("lists the built-in device") {
-        let path = entry.expect("a directory entry").path();
-        std::fs::copy(&path, device.join(path.file_name().expect("a file name")))
-            .expect("copies a device file");
-    }
-    device
 }

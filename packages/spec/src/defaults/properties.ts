@@ -12,3 +12,8 @@ export const noUncaughtExceptions: Formula = always(() => exceptions.current.len
 
 /** No log entry of level `error` or `fatal` is ever written. */
 export const noLogcatErrors: Formula = always(() => errorLogs.current.length === 0);
+
+/** The app never stops responding: the system never shows its "isn't responding"
+ * dialog nor reports `ANR in <package>` (Android; elsewhere the state has no window
+ * and it holds). It reads the state directly, so importing it adds no extractor. */
+export const noAnr: Formula = always((state) => state.window?.kind !== "not-responding");

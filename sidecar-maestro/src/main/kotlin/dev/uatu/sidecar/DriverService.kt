@@ -142,6 +142,13 @@ class AndroidDeviceService(private val driver: AndroidDriver) : AndroidDeviceGrp
             .setCrash(status.crash).setDeviceTimeMs(driver.deviceTimeMs()).build()
     }
 
+    override fun appInfo(request: AppInfoRequest, observer: StreamObserver<AppInfoResponse>) = answer("AppInfo", observer) {
+        val info = driver.appInfo(request.bundleId)
+        AppInfoResponse.newBuilder().setDebuggable(info.debuggable)
+            .addAllRequestedPermissions(info.permissions.keys).addAllGrantedPermissions(info.permissions.filterValues { it }.keys)
+            .setGrantsPermissions(info.grantsPermissions).build()
+    }
+
     override fun install(request: InstallRequest, observer: StreamObserver<InstallResponse>) = answer("Install", observer) {
         if (request.apkPath.isBlank()) throw DriverException.invalidArgument("Install needs the path of an APK")
         InstallResponse.newBuilder().setDetail(driver.install(java.nio.file.Path.of(request.apkPath))).build()

@@ -65,6 +65,8 @@ class ScriptedDevice(
     var scriptedEvents: Map<Int, List<String>> = emptyMap(),
     /** The package an APK given to `pm install` holds (the fake reads no APK). */
     var installablePackage: String? = null,
+    /** Installed apps built for release: their flags lack `DEBUGGABLE` (the others are debug builds). */
+    var releaseBuilds: Set<String> = emptySet(),
 ) : Adb {
     /** A scripted answer. */
     sealed interface Reply {
@@ -285,13 +287,15 @@ class ScriptedDevice(
      * Things that happen to the device and its app, as tests and device.properties'
      * `on.input.N=EVENT` name them: `rotate` (a quarter turn, and back), `keyboard`
      * (shown; BACK hides it), `permission` (the app asks for its permission),
-     * `anr` (the app's main thread blocks), `background` (the launcher comes to the
+     * `anr` (the app's main thread blocks and the system says so), `stall` (the app's
+     * main thread blocks, in the seconds before the system notices: no dialog, no
+     * `ANR in` line yet), `background` (the launcher comes to the
      * front and the app is frozen), `foreground` (the app comes back), `crash` (an
      * uncaught exception on the app's main thread), `offline` (the device goes away:
      * what its transport does, see [onOffline]).
      */
     object Events {
-        val ALL = setOf("rotate", "keyboard", "permission", "anr", "background", "foreground", "crash", "offline")
+        val ALL = setOf("rotate", "keyboard", "permission", "anr", "stall", "background", "foreground", "crash", "offline")
     }
 
     /** What going offline does: set by the transport serving the device ([dev.uatu.sidecar.fakedevice.FakeAdbd]). */
@@ -305,6 +309,7 @@ class ScriptedDevice(
             "keyboard" -> show(Overlay.KEYBOARD)
             "permission" -> runningApp?.let { app -> asksAtStart[app]?.let { askFor(app, it, force = true) } }
             "anr" -> notResponding()
+            "stall" -> app?.block()
             "background" -> toBackground()
             "foreground" -> toForeground()
             "crash" -> crash("ledger out of balance")
@@ -695,12 +700,15 @@ class ScriptedDevice(
             |""".trimMargin()
     }
 
-    /** `dumpsys package PKG`: the part with the runtime permissions and whether each is granted. */
+    /** `dumpsys package PKG`: the package's flags, and its runtime permissions and whether each is granted. */
     private fun packageDump(package_: String): String {
         if (package_ !in installedPackages) return "Unable to find package: $package_\n"
         val requested = requestedPermissions[package_].orEmpty()
         return buildString {
-            append("Packages:\n  Package [$package_] (a3f19c2):\n    userId=10190\n    requested permissions:\n")
+            append("Packages:\n  Package [$package_] (a3f19c2):\n    userId=10190\n")
+            val debuggable = if (package_ in releaseBuilds) "" else " DEBUGGABLE"
+            append("    flags=[$debuggable HAS_CODE ALLOW_CLEAR_USER_DATA ALLOW_BACKUP ]\n")
+            append("    requested permissions:\n")
             requested.forEach { append("      ").append(it).append('\n') }
             append("    User 0: ceDataInode=81234 installed=true hidden=false suspended=false stopped=false\n")
             append("      runtime permissions:\n")
@@ -805,6 +813,7 @@ class ScriptedDevice(
                 asksAtStart = packages.keys.mapNotNull { app -> properties.getProperty("asks.$app")?.trim()?.let { app to it } }.toMap(),
                 scriptedEvents = events,
                 installablePackage = properties.getProperty("installs")?.trim(),
+                releaseBuilds = list("release-builds").toSet(),
             )
         }
     }

@@ -47,6 +47,9 @@ data class Focus(
     val rotation: Int,
 )
 
+/** What `uatu doctor` checks of the installed app: driver.proto's AppInfoResponse. */
+data class AppInfo(val debuggable: Boolean, val permissions: Map<String, Boolean>, val grantsPermissions: Boolean)
+
 /** The app's process as the device sees it: driver.proto's AppStatusResponse without the time. */
 data class AppStatus(val state: AppProcessState, val pid: Int, val detail: String, val crash: String)
 
@@ -334,6 +337,14 @@ class AndroidDriver(
             val granted = shell("pm grant $bundleId $permission")
             if (!granted.ok) DriverService.log("could not grant $permission to $bundleId: ${granted.allOutput.lines().lastOrNull { it.isNotBlank() }}")
         }
+    }
+
+    /** Whether [bundleId] is a debug build, and its runtime permissions and which are granted. */
+    fun appInfo(bundleId: String): AppInfo = withDevice("AppInfo $bundleId") {
+        requirePackageName(bundleId)
+        requireInstalled(bundleId)
+        val dump = shell("dumpsys package $bundleId").stdout
+        AppInfo(DeviceOutput.debuggable(dump), DeviceOutput.runtimePermissions(dump), settings.grantPermissions)
     }
 
     fun terminate(bundleId: String) = withDevice("Terminate $bundleId") {

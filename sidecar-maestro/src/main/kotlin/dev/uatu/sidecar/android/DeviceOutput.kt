@@ -114,6 +114,14 @@ object DeviceOutput {
         return permissions
     }
 
+    /**
+     * `dumpsys package PKG`: whether the package's flags (`flags=[ … ]`, `pkgFlags=[ … ]`
+     * on older versions) include `DEBUGGABLE`, as a debug build's do.
+     */
+    fun debuggable(output: String): Boolean = output.lineSequence().map { it.trim() }
+        .filter { it.startsWith("flags=[") || it.startsWith("pkgFlags=[") }
+        .any { line -> line.substringAfter('[').substringBefore(']').split(' ').any { it == "DEBUGGABLE" } }
+
     /** Width and height of a PNG (read from its header only); null when `bytes` is not a PNG. */
     fun pngSize(bytes: ByteArray): Pair<Int, Int>? {
         val input = ImageIO.createImageInputStream(ByteArrayInputStream(bytes)) ?: return null

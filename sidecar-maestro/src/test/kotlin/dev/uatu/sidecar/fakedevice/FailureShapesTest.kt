@@ -15,15 +15,15 @@ import io.grpc.StatusRuntimeException
 import java.nio.file.Files
 import java.nio.file.Path
 import java.util.concurrent.TimeUnit
-import org.junit.jupiter.api.AfterAll
 import org.junit.jupiter.api.AfterEach
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertThrows
 import org.junit.jupiter.api.Assertions.assertTrue
-import org.junit.jupiter.api.BeforeAll
 import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.extension.ExtendWith
 import org.junit.jupiter.api.io.TempDir
+import uatu.driver.v1.DriverOuterClass.AppInfoRequest
 import uatu.driver.v1.DriverOuterClass.AppProcessState
 import uatu.driver.v1.DriverOuterClass.AppStatusRequest
 import uatu.driver.v1.DriverOuterClass.FocusRequest
@@ -44,7 +44,8 @@ import uatu.driver.v1.DriverOuterClass.WindowKind
  * path: the sidecar's gRPC service, its device class, a real ADB server (of this
  * class's own), and the fake device's adbd speaking the transport protocol.
  */
-class FailureShapesTest {
+@ExtendWith(AdbServerExtension::class)
+class FailureShapesTest(private val server: AdbServerProcess) {
     private val closing = mutableListOf<AutoCloseable>()
 
     @AfterEach
@@ -225,6 +226,30 @@ class FailureShapesTest {
     }
 
     @Test
+    fun `the package manager says whether the app is a debug build and which of its runtime permissions are granted`() {
+        fun InProcessSidecar.appInfo() = android.appInfo(AppInfoRequest.newBuilder().setBundleId("app.folio").build())
+        val (_, keeping) = sidecarFor(folioDevice(), fastSettings.copy(grantPermissions = false))
+        keeping.launch()
+        val debug = keeping.appInfo()
+        assertTrue(debug.debuggable)
+        assertEquals(listOf("android.permission.POST_NOTIFICATIONS"), debug.requestedPermissionsList)
+        assertEquals(emptyList<String>(), debug.grantedPermissionsList)
+        assertFalse(debug.grantsPermissions)
+
+        val (_, granting) = sidecarFor(folioDevice().apply { releaseBuilds = setOf("app.folio") })
+        granting.launch()
+        val release = granting.appInfo()
+        assertFalse(release.debuggable)
+        assertEquals(listOf("android.permission.POST_NOTIFICATIONS"), release.grantedPermissionsList)
+        assertTrue(release.grantsPermissions)
+
+        val missing = assertThrows(StatusRuntimeException::class.java) {
+            granting.android.appInfo(AppInfoRequest.newBuilder().setBundleId("app.absent").build())
+        }
+        assertEquals(Status.Code.NOT_FOUND, missing.status.code)
+    }
+
+    @Test
     fun `an APK is pushed through the sync service and installed with the package manager`(@TempDir dir: Path) {
         val device = folioDevice().apply { installablePackage = "app.notes" }
         val (_, sidecar) = sidecarFor(device)
@@ -240,21 +265,5 @@ class FailureShapesTest {
         }
         assertEquals(Status.Code.FAILED_PRECONDITION, refused.status.code)
         assertTrue("INSTALL_PARSE_FAILED_NOT_APK" in refused.status.description!!, refused.status.description)
-    }
-
-    companion object {
-        private lateinit var server: AdbServerProcess
-
-        @BeforeAll
-        @JvmStatic
-        fun startServer() {
-            server = AdbServerProcess.start()
-        }
-
-        @AfterAll
-        @JvmStatic
-        fun stopServer() {
-            server.close()
-        }
     }
 }

@@ -8,14 +8,13 @@ import java.net.InetAddress
 import java.net.ServerSocket
 import java.nio.file.Files
 import java.nio.file.Path
-import org.junit.jupiter.api.AfterAll
 import org.junit.jupiter.api.AfterEach
 import org.junit.jupiter.api.Assertions.assertArrayEquals
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertThrows
 import org.junit.jupiter.api.Assertions.assertTrue
-import org.junit.jupiter.api.BeforeAll
 import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.extension.ExtendWith
 import org.junit.jupiter.api.io.TempDir
 
 /**
@@ -24,7 +23,8 @@ import org.junit.jupiter.api.io.TempDir
  * and by the sidecar's own device class: the transport, each service, and the
  * failure shapes.
  */
-class FakeAdbdTest {
+@ExtendWith(AdbServerExtension::class)
+class FakeAdbdTest(private val server: AdbServerProcess) {
     private val daemons = mutableListOf<FakeAdbd>()
 
     @AfterEach
@@ -156,21 +156,5 @@ class FakeAdbdTest {
         accepting.comeBack()
         server.awaitState(accepting.serial, state = "device", timeoutMillis = 60_000)
         assertEquals(1, accepting.keyPrompts.get(), "the device asked again for a key it had allowed")
-    }
-
-    companion object {
-        private lateinit var server: AdbServerProcess
-
-        @BeforeAll
-        @JvmStatic
-        fun startServer() {
-            server = AdbServerProcess.start()
-        }
-
-        @AfterAll
-        @JvmStatic
-        fun stopServer() {
-            server.close()
-        }
     }
 }
